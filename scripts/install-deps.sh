@@ -1,0 +1,18 @@
+#!/bin/sh
+# Installs the Debian 12 packages rltune needs, only when some are missing (recommends stay out:
+# they add hundreds of MB). Needs root, or sudo when available.
+set -eu
+PACKAGES="g++ make cmake pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
+libgtest-dev libgmock-dev libbenchmark-dev"
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "rltune: installing Debian packages:$missing"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,177 @@
+#include "cluster/cluster_spec.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cluster/presets.h"
+#include "core/error.h"
+
+namespace rltune::cluster {
+
+int ClusterSpec::total_gpus() const {
+  int total = 0;
+  for (const auto& p : pools) total += p.total_gpus();
+  return total;
+}
+
+int ClusterSpec::total_nodes() const {
+  int total = 0;
+  for (const auto& p : pools) total += p.nodes;
+  return total;
+}
+
+PoolId ClusterSpec::pool_of(NodeId node) const {
+  for (PoolId p = 0; p < static_cast<PoolId>(pools.size()); ++p)
+    if (node < pools[p].first_node + pools[p].nodes) return p;
+  throw InvariantError(fmt::format("node {} is outside the cluster", node));
+}
+
+std::string ClusterSpec::node_name(NodeId node) const {
+  const PoolSpec& pool = pools[pool_of(node)];
+  return fmt::format("{}-{}", pool.name, node - pool.first_node);
+}
+
+bool accepts(const PoolSpec& pool, const trace::JobSpec& job) {
+  const Accepts& a = pool.accepts;
+  if (!a.vc.empty() && std::find(a.vc.begin(), a.vc.end(), job.vc) == a.vc.end()) return false;
+  if (job.gpus < a.min_gpus) return false;
+  if (a.max_gpus > 0 && job.gpus > a.max_gpus) return false;
+  if (!job.gpu_types.empty() &&
+      std::find(job.gpu_types.begin(), job.gpu_types.end(), pool.gpu_type) == job.gpu_types.end())
+    return false;
+  return true;
+}
+
+std::string admission_problem(const ClusterSpec& cluster, const trace::JobSpec& job, std::vector<PoolId>& eligible) {
+  eligible.clear();
+  if (job.gpus <= 0) return "zero_gpus: the job requests no GPU";
+  if (job.duration < 0) return fmt::format("negative_duration: duration is {} s", job.duration);
+  int largest = 0;
+  bool any = false;
+  for (PoolId p = 0; p < static_cast<PoolId>(cluster.pools.size()); ++p) {
+    const PoolSpec& pool = cluster.pools[p];
+    if (!accepts(pool, job)) continue;
+    any = true;
+    largest = std::max(largest, pool.total_gpus());
+    if (job.gpus <= pool.total_gpus()) eligible.push_back(p);
+  }
+  if (!any) {
+    std::string what = job.vc.empty() ? "no vc" : "vc '" + job.vc + "'";
+    what += job.gpu_types.empty() ? ", any GPU type" : ", GPU type " + trace::join_gpu_types(job.gpu_types);
+    return fmt::format("no_eligible_pool: no pool accepts {} GPUs with {}", job.gpus, what);
+  }
+  if (eligible.empty())
+    return fmt::format("too_many_gpus: needs {} GPUs, the largest eligible pool has {}", job.gpus, largest);
+  return "";
+}
+
+namespace {
+
+struct YamlContext {
+  const std::string& source;
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& message) const {
+    const long line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+    throw InputError::at(source, line, path, "", message);
+  }
+  void only_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) fail(map, path, "must be a mapping");
+    for (const auto& kv : map) {
+      const auto key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string known;
+        for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
+        fail(kv.first, path.empty() ? key : path + "." + key, "unknown key (known: " + known + ")");
+      }
+    }
+  }
+  long long integer(const YAML::Node& node, const std::string& path, long long min) const {
+    long long v = 0;
+    try {
+      v = node.as<long long>();
+    } catch (const YAML::Exception&) {
+      fail(node, path, "must be an integer");
+    }
+    if (v < min) fail(node, path, fmt::format("must be >= {} (got {})", min, v));
+    return v;
+  }
+  std::string text(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar()) fail(node, path, "must be a string");
+    return node.as<std::string>();
+  }
+};
+
+}  // namespace
+
+ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    throw InputError::at(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "", "is not valid YAML: " + e.msg);
+  }
+  const YamlContext ctx{source};
+  if (!root || root.IsNull()) throw InputError(source + ": the cluster file is empty");
+  ctx.only_keys(root, "", {"name", "pools"});
+  ClusterSpec spec;
+  spec.source = source;
+  spec.name = root["name"] ? ctx.text(root["name"], "name") : source;
+  const YAML::Node pools = root["pools"];
+  if (!pools || !pools.IsSequence() || pools.size() == 0) ctx.fail(root, "pools", "must be a non-empty list of pools");
+  std::set<std::string> names;
+  NodeId next_node = 0;
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    const YAML::Node p = pools[i];
+    const std::string path = fmt::format("pools[{}]", i);
+    ctx.only_keys(p, path, {"name", "gpu_type", "nodes", "gpus_per_node", "cpus_per_node", "memory_mib_per_node", "accepts"});
+    for (const char* required : {"name", "nodes", "gpus_per_node"})
+      if (!p[required]) ctx.fail(p, path + "." + required, "is required");
+    PoolSpec pool;
+    pool.name = ctx.text(p["name"], path + ".name");
+    if (!names.insert(pool.name).second) ctx.fail(p["name"], path + ".name", "duplicate pool name '" + pool.name + "'");
+    if (p["gpu_type"]) pool.gpu_type = ctx.text(p["gpu_type"], path + ".gpu_type");
+    pool.nodes = static_cast<int>(ctx.integer(p["nodes"], path + ".nodes", 1));
+    pool.gpus_per_node = static_cast<int>(ctx.integer(p["gpus_per_node"], path + ".gpus_per_node", 1));
+    if (p["cpus_per_node"]) pool.cpus_per_node = static_cast<int>(ctx.integer(p["cpus_per_node"], path + ".cpus_per_node", 1));
+    if (p["memory_mib_per_node"])
+      pool.memory_mib_per_node = ctx.integer(p["memory_mib_per_node"], path + ".memory_mib_per_node", 1);
+    if (const YAML::Node a = p["accepts"]) {
+      ctx.only_keys(a, path + ".accepts", {"vc", "min_gpus", "max_gpus"});
+      if (const YAML::Node vc = a["vc"]) {
+        if (vc.IsScalar()) pool.accepts.vc.push_back(vc.as<std::string>());
+        else if (vc.IsSequence())
+          for (std::size_t k = 0; k < vc.size(); ++k) pool.accepts.vc.push_back(ctx.text(vc[k], path + ".accepts.vc"));
+        else ctx.fail(vc, path + ".accepts.vc", "must be a string or a list of strings");
+      }
+      if (a["min_gpus"]) pool.accepts.min_gpus = static_cast<int>(ctx.integer(a["min_gpus"], path + ".accepts.min_gpus", 0));
+      if (a["max_gpus"]) pool.accepts.max_gpus = static_cast<int>(ctx.integer(a["max_gpus"], path + ".accepts.max_gpus", 1));
+    }
+    pool.first_node = next_node;
+    next_node += pool.nodes;
+    spec.pools.push_back(std::move(pool));
+  }
+  return spec;
+}
+
+std::string preset_names() {
+  std::string names;
+  for (const auto& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
+ClusterSpec load_cluster(const std::string& name_or_path) {
+  for (const auto& p : presets())
+    if (p.name == name_or_path) return parse_cluster(p.yaml, p.name);
+  std::ifstream in(name_or_path);
+  if (!in)
+    throw InputError(fmt::format("--cluster '{}': neither a preset ({}) nor a readable file", name_or_path, preset_names()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_cluster(text.str(), name_or_path);
+}
+
+}  // namespace rltune::cluster

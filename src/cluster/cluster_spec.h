@@ -1,0 +1,59 @@
+#pragma once
+// A cluster = pools of identical nodes (DESIGN.md section 3). Pools are data: nothing in rltune
+// branches on a cluster's name.
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+#include "trace/job_spec.h"
+
+namespace rltune::cluster {
+
+// Which jobs a pool takes. Every present key must match.
+struct Accepts {
+  std::vector<std::string> vc;  // empty = any VC
+  int min_gpus = 0;             // inclusive
+  int max_gpus = 0;             // inclusive; 0 = no limit
+};
+
+struct PoolSpec {
+  std::string name;
+  std::string gpu_type;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int cpus_per_node = -1;            // -1 = not modelled
+  long long memory_mib_per_node = -1;  // -1 = not modelled
+  Accepts accepts;
+  NodeId first_node = 0;  // global id of the pool's first node (pools are numbered in file order)
+
+  int total_gpus() const { return nodes * gpus_per_node; }
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string source;  // preset name or file path
+  std::vector<PoolSpec> pools;
+
+  int total_gpus() const;
+  int total_nodes() const;
+  // Pool holding a global node id.
+  PoolId pool_of(NodeId node) const;
+  // "pool-index" name of a node, e.g. "vc0-3" (index within its pool, 0-based).
+  std::string node_name(NodeId node) const;
+};
+
+// True when `pool` accepts `job` by its accepts keys and GPU type (ignores the pool's size).
+bool accepts(const PoolSpec& pool, const trace::JobSpec& job);
+
+// Why a job can never run on a cluster, or "" when it can. Reasons are stable machine-readable
+// words followed by an explanation, e.g. "too_many_gpus: needs 16, largest eligible pool has 8".
+std::string admission_problem(const ClusterSpec& cluster, const trace::JobSpec& job,
+                              std::vector<PoolId>& eligible_out);
+
+// Loads a cluster from YAML text; `source` names it in errors. Throws InputError with the key path.
+ClusterSpec parse_cluster(const std::string& yaml, const std::string& source);
+// `name_or_path`: a preset name (see presets()) or a path to a YAML file.
+ClusterSpec load_cluster(const std::string& name_or_path);
+std::string preset_names();
+
+}  // namespace rltune::cluster

@@ -1,0 +1,29 @@
+#pragma once
+// Minimal CSV support: split one line (RFC 4180 quoting), parse numbers strictly, write quoted fields.
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rltune::csv {
+
+// Splits one line into fields. Handles double quotes ("a,b" and "" escapes). Strips a trailing '\r'.
+void split(std::string_view line, char separator, std::vector<std::string>& out);
+
+// Trims spaces and tabs at both ends.
+std::string_view trim(std::string_view s);
+
+// Parses a whole field as a number; nullopt when it is empty or not entirely a number.
+std::optional<double> parse_double(std::string_view s);
+// Parses an integer; a decimal value ("12.0", "12.6") is rounded to the nearest integer.
+std::optional<std::int64_t> parse_int_rounding(std::string_view s);
+
+// Writes a field, quoting it when it contains the separator, a quote or a newline.
+void write_field(std::ostream& out, std::string_view field);
+
+// Formats a double with up to 6 significant decimals and no trailing zeros ("1.5", "2", "0.333333").
+std::string format_number(double value);
+
+}  // namespace rltune::csv

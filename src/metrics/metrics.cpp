@@ -1,0 +1,139 @@
+#include "metrics/metrics.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "cluster/cluster_state.h"
+
+namespace rltune::metrics {
+
+namespace {
+
+// Bounded slowdown uses 10 s as the shortest runtime that counts (the reference's threshold).
+constexpr double kBsldMinRuntimeS = 10;
+
+class Recorder final : public sim::Observer {
+ public:
+  explicit Recorder(RunMetrics& out) : out_(out) {}
+  void on_advance(Seconds from, Seconds to, const cluster::ClusterState& cluster) override {
+    if (!seen_) {
+      out_.observed_from = from;
+      seen_ = true;
+    }
+    out_.partial_node_seconds += static_cast<double>(cluster.partial_nodes()) * static_cast<double>(to - from);
+    out_.observed_to = to;
+  }
+  void on_decision(Seconds, double wall_us) override { out_.decision_us.push_back(wall_us); }
+
+ private:
+  RunMetrics& out_;
+  bool seen_ = false;
+};
+
+double mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (const double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+double JobRecord::bsld() const {
+  return std::max(1.0, static_cast<double>(jct()) / std::max(static_cast<double>(duration), kBsldMinRuntimeS));
+}
+
+RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const std::string& window) {
+  RunMetrics out;
+  out.window = window;
+  const auto& spec = engine.cluster_spec();
+  out.cluster_gpus = spec.total_gpus();
+  out.cluster_nodes = spec.total_nodes();
+  Recorder recorder(out);
+  engine.add_observer(&recorder);
+  const auto begin = std::chrono::steady_clock::now();
+  engine.run(scheduler);
+  out.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  out.estimate_fallbacks = engine.estimate_fallbacks();
+  out.jobs.reserve(engine.job_count());
+  for (JobIndex j = 0; j < static_cast<JobIndex>(engine.job_count()); ++j) {
+    const sim::SimJob& job = engine.job(j);
+    JobRecord r;
+    r.job_id = job.spec->id;
+    r.gpus = job.spec->gpus;
+    r.submit = job.spec->submit;
+    r.duration = job.spec->duration;
+    r.status = sim::to_string(job.state);
+    if (job.state == sim::JobState::completed) {
+      r.pool = spec.pools[job.placement.pool].name;
+      r.start = job.start;
+      r.end = job.end;
+      r.placement = cluster::format_placement(spec, job.placement);
+    } else {
+      r.reason = job.reason;
+    }
+    out.jobs.push_back(std::move(r));
+  }
+  return out;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Summary summarize(const RunMetrics& run) { return summarize(std::vector<const RunMetrics*>{&run}); }
+
+Summary summarize(const std::vector<const RunMetrics*>& runs) {
+  Summary s;
+  std::vector<double> waits, jcts, bslds, decision_us;
+  double work = 0, capacity = 0, partial = 0, node_time = 0, makespans = 0;
+  for (const RunMetrics* run : runs) {
+    Seconds first_submit = kForever, last_end = 0;
+    double run_work = 0;
+    for (const JobRecord& j : run->jobs) {
+      ++s.jobs_total;
+      first_submit = std::min(first_submit, j.submit);
+      if (!j.completed()) {
+        ++s.jobs_rejected;
+        continue;
+      }
+      ++s.jobs_completed;
+      waits.push_back(static_cast<double>(j.wait()));
+      jcts.push_back(static_cast<double>(j.jct()));
+      bslds.push_back(j.bsld());
+      run_work += static_cast<double>(j.duration) * j.gpus;
+      last_end = std::max(last_end, j.end);
+    }
+    const double span = first_submit == kForever ? 0.0 : static_cast<double>(std::max<Seconds>(0, last_end - first_submit));
+    work += run_work;
+    capacity += span * run->cluster_gpus;
+    makespans += span;
+    partial += run->partial_node_seconds;
+    node_time += static_cast<double>(run->observed_to - run->observed_from) * run->cluster_nodes;
+    decision_us.insert(decision_us.end(), run->decision_us.begin(), run->decision_us.end());
+    s.sim_wall_s += run->sim_wall_s;
+  }
+  s.avg_wait_s = mean(waits);
+  s.p50_wait_s = quantile(waits, 0.50);
+  s.p95_wait_s = quantile(waits, 0.95);
+  s.p99_wait_s = quantile(waits, 0.99);
+  s.avg_jct_s = mean(jcts);
+  s.p95_jct_s = quantile(jcts, 0.95);
+  s.avg_bsld = mean(bslds);
+  s.p95_bsld = quantile(bslds, 0.95);
+  s.gpu_utilization = capacity > 0 ? work / capacity : 0;
+  s.makespan_s = runs.empty() ? 0 : makespans / static_cast<double>(runs.size());
+  s.avg_fragmentation = node_time > 0 ? partial / node_time : 0;
+  s.decisions = decision_us.size();
+  s.decision_us_p50 = quantile(decision_us, 0.50);
+  s.decision_us_p99 = quantile(decision_us, 0.99);
+  return s;
+}
+
+}  // namespace rltune::metrics

@@ -1,0 +1,65 @@
+#pragma once
+// Per-job records collected by observing the engine, and every aggregate computed only from them
+// (definitions in DESIGN.md section 3).
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+
+namespace rltune::metrics {
+
+struct JobRecord {
+  std::string job_id;
+  std::string pool;       // "" when rejected
+  int gpus = 0;
+  Seconds submit = 0, start = -1, end = -1, duration = 0;  // start/end -1 when rejected
+  std::string placement;  // "vc0-1:8+vc0-2:2", "" when rejected
+  std::string status;     // "completed" or "rejected"
+  std::string reason;     // why rejected, "" otherwise
+  bool completed() const { return status == "completed"; }
+  Seconds wait() const { return start - submit; }
+  Seconds jct() const { return end - submit; }
+  // Bounded slowdown: max(1, jct / max(duration, 10)).
+  double bsld() const;
+};
+
+// Everything measured in one simulation run (one window under one scheduler).
+struct RunMetrics {
+  std::string window;  // "START:LEN" or "all"
+  std::vector<JobRecord> jobs;  // in trace (submit) order
+  int cluster_gpus = 0;
+  int cluster_nodes = 0;
+  double partial_node_seconds = 0;  // integral of the partially used node count over time
+  Seconds observed_from = 0, observed_to = 0;  // span the integral covers
+  std::vector<double> decision_us;  // wall time of each scheduler call
+  double sim_wall_s = 0;
+  std::size_t estimate_fallbacks = 0;
+};
+
+// Runs `engine` to completion with `scheduler` and returns what happened.
+RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const std::string& window);
+
+// The summary.json keys of DESIGN.md section 3, in that order.
+struct Summary {
+  std::size_t jobs_total = 0, jobs_completed = 0, jobs_rejected = 0;
+  double avg_wait_s = 0, p50_wait_s = 0, p95_wait_s = 0, p99_wait_s = 0;
+  double avg_jct_s = 0, p95_jct_s = 0;
+  double avg_bsld = 0, p95_bsld = 0;
+  double gpu_utilization = 0;
+  double makespan_s = 0;
+  double avg_fragmentation = 0;
+  std::size_t decisions = 0;
+  double sim_wall_s = 0, decision_us_p50 = 0, decision_us_p99 = 0;
+};
+
+// One run's summary. Job averages are over completed jobs; utilisation = sum(duration x GPUs) /
+// (cluster GPUs x (last end - first submit)); makespan = last end - first submit.
+Summary summarize(const RunMetrics& run);
+// Several runs (windows) together: job statistics over all their jobs; utilisation and fragmentation
+// weighted by each run's span; makespan is the mean over runs; decisions and wall time are summed.
+Summary summarize(const std::vector<const RunMetrics*>& runs);
+
+// Quantile q in [0,1] with linear interpolation between order statistics (numpy's default); 0 if empty.
+double quantile(std::vector<double> values, double q);
+
+}  // namespace rltune::metrics

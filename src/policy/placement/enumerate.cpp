@@ -1,0 +1,177 @@
+#include "policy/placement/enumerate.h"
+
+#include <algorithm>
+
+namespace rltune::policy {
+
+PoolSnapshot snapshot(const cluster::ClusterState& state, PoolId pool) {
+  const auto& spec = state.spec().pools[pool];
+  return {pool, spec.first_node, spec.gpus_per_node, state.pool_free(pool)};
+}
+
+int min_nodes(int gpus, int gpus_per_node) { return (gpus + gpus_per_node - 1) / gpus_per_node; }
+
+namespace {
+
+struct Group {
+  int free;
+  std::vector<NodeId> ids;  // ascending
+};
+
+struct PatternPart {
+  int group;
+  int k;
+  std::vector<int> shares;  // non-increasing, k entries
+};
+
+class Enumerator {
+ public:
+  Enumerator(const PoolSnapshot& pool, int gpus, bool relax,
+             const std::function<void(std::span<const cluster::Share>)>& emit)
+      : emit_(emit) {
+    const int gpn = pool.gpus_per_node;
+    std::vector<std::vector<NodeId>> by_free(gpn + 1);  // one pass over the nodes, ids stay ascending
+    int nonzero = 0;
+    for (std::size_t i = 0; i < pool.free.size(); ++i)
+      if (pool.free[i] > 0) {
+        by_free[pool.free[i]].push_back(pool.first_node + static_cast<NodeId>(i));
+        ++nonzero;
+      }
+    for (int c = gpn; c >= 1; --c)
+      if (!by_free[c].empty()) groups_.push_back({c, std::move(by_free[c])});
+    gpn_ = gpn;
+    nmin_ = min_nodes(gpus, gpn);
+    nmax_ = relax ? std::min(nmin_ + 1, nonzero) : nmin_;
+    rec(0, gpus, 0);
+  }
+
+ private:
+  void rec(int g, int rem, int used) {
+    if (rem == 0) {
+      if (used >= nmin_ && used <= nmax_) output();
+      return;
+    }
+    if (g == static_cast<int>(groups_.size())) return;
+    rec(g + 1, rem, used);
+    const int cap = std::min(groups_[g].free, gpn_);
+    const int kmax = std::min({static_cast<int>(groups_[g].ids.size()), nmax_ - used, rem});
+    for (int k = 1; k <= kmax; ++k) {
+      const int total = std::min(k * cap, rem);
+      plan_.push_back({g, k, {}});
+      partitions(total, k, cap, g, rem - total, used + k);
+      plan_.pop_back();
+    }
+  }
+
+  // Every non-increasing vector of k positive ints <= cap summing to total, largest first element first.
+  void partitions(int total, int k, int cap, int g, int rem_after, int used_after) {
+    auto& shares = plan_.back().shares;
+    if (k == 0) {
+      if (total == 0) rec(g + 1, rem_after, used_after);
+      return;
+    }
+    const int hi = std::min(cap, total - (k - 1));
+    const int lo = (total + k - 1) / k;
+    for (int first = hi; first >= lo; --first) {
+      shares.push_back(first);
+      partitions(total - first, k - 1, first, g, rem_after, used_after);
+      shares.pop_back();
+    }
+  }
+
+  void output() {
+    out_.clear();
+    for (const auto& part : plan_)
+      for (int i = 0; i < part.k; ++i) out_.push_back({groups_[part.group].ids[i], part.shares[i]});
+    std::sort(out_.begin(), out_.end());
+    emit_(out_);
+  }
+
+  const std::function<void(std::span<const cluster::Share>)>& emit_;
+  std::vector<Group> groups_;
+  std::vector<PatternPart> plan_;
+  std::vector<cluster::Share> out_;
+  int gpn_ = 0, nmin_ = 0, nmax_ = 0;
+};
+
+}  // namespace
+
+void enumerate(const PoolSnapshot& pool, int gpus, bool relax,
+               const std::function<void(std::span<const cluster::Share>)>& emit) {
+  if (gpus <= 0) return;
+  Enumerator(pool, gpus, relax, emit);
+}
+
+void collect_candidates(const PoolSnapshot& pool, int gpus, bool relax, Candidates& out) {
+  const long long g = pool.gpus_per_node;
+  // Sums over the nodes with free GPUs (the reference's free list); y = used GPUs of a node.
+  long long n = 0, partial = 0, waste = 0, y1 = 0, y2 = 0;
+  for (const int x : pool.free)
+    if (x > 0) {
+      ++n;
+      if (x < g) {
+        ++partial;
+        waste += g - x;
+      }
+      y1 += g - x;
+      y2 += (g - x) * (g - x);
+    }
+  const long long var_before = n * y2 - y1 * y1;  // = n^2 g^2 Var(u): exact in integers
+  const int nmin = min_nodes(gpus, pool.gpus_per_node);
+  enumerate(pool, gpus, relax, [&](std::span<const cluster::Share> shares) {
+    ++out.assignments;
+    Candidate c;
+    c.placement.pool = pool.pool;
+    c.placement.shares.assign(shares.begin(), shares.end());
+    c.nodes_used = static_cast<int>(shares.size());
+    long long p2 = partial, w2 = waste, s1 = y1, s2 = y2;
+    for (const auto& s : shares) {
+      const long long before = pool.free[s.node - pool.first_node], after = before - s.gpus;
+      p2 += (after > 0 && after < g) - (before < g);
+      w2 += (after > 0 && after < g ? g - after : 0) - (before < g ? g - before : 0);
+      s1 += s.gpus;
+      s2 += (g - after) * (g - after) - (g - before) * (g - before);
+    }
+    c.frag_delta = static_cast<int>(p2 - partial);
+    c.waste_delta = static_cast<int>(w2 - waste);
+    c.lb = n <= 1 ? 0.0 : static_cast<double>(n * s2 - s1 * s1 - var_before) / static_cast<double>(n * n * g * g);
+    if (c.nodes_used == nmin) out.tier1.push_back(std::move(c));
+    else if (relax && c.nodes_used == nmin + 1 && c.frag_delta <= 0) out.tier2.push_back(std::move(c));
+  });
+}
+
+namespace {
+
+bool node_ids_less(const Candidate& a, const Candidate& b) {
+  return std::lexicographical_compare(a.placement.shares.begin(), a.placement.shares.end(), b.placement.shares.begin(),
+                                      b.placement.shares.end(),
+                                      [](const cluster::Share& x, const cluster::Share& y) { return x.node < y.node; });
+}
+
+}  // namespace
+
+void sort_defrag(std::vector<Candidate>& c) {
+  std::stable_sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.frag_delta != b.frag_delta) return a.frag_delta < b.frag_delta;
+    if (a.waste_delta != b.waste_delta) return a.waste_delta < b.waste_delta;
+    if (a.lb != b.lb) return a.lb < b.lb;
+    if (a.nodes_used != b.nodes_used) return a.nodes_used < b.nodes_used;
+    return node_ids_less(a, b);
+  });
+}
+
+void sort_balance(std::vector<Candidate>& c) {
+  std::stable_sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.lb != b.lb) return a.lb < b.lb;
+    if (a.frag_delta != b.frag_delta) return a.frag_delta < b.frag_delta;
+    if (a.waste_delta != b.waste_delta) return a.waste_delta < b.waste_delta;
+    if (a.nodes_used != b.nodes_used) return a.nodes_used < b.nodes_used;
+    return node_ids_less(a, b);
+  });
+}
+
+bool lexicographically_less(std::span<const cluster::Share> a, std::span<const cluster::Share> b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
+
+}  // namespace rltune::policy

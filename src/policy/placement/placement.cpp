@@ -1,0 +1,71 @@
+#include "policy/placement/placement.h"
+
+#include "policy/placement/enumerate.h"
+
+namespace rltune::policy {
+
+namespace {
+
+// True when some pool in `pools` could hold `gpus` GPUs when empty.
+bool any_pool_large_enough(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) {
+  for (const PoolId p : pools)
+    if (gpus <= state.spec().pools[p].total_gpus()) return true;
+  return false;
+}
+
+class GreedyPlacement final : public PlacementPolicy {
+ public:
+  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const override {
+    PlaceResult result;
+    if (!any_pool_large_enough(state, gpus, pools)) {
+      result.status = PlaceStatus::never_fits;
+      return result;
+    }
+    for (const PoolId p : pools) {
+      if (state.pool_free_total(p) < gpus) continue;
+      enumerate(snapshot(state, p), gpus, /*relax=*/false, [&](std::span<const cluster::Share> shares) {
+        if (result.status != PlaceStatus::placed || lexicographically_less(shares, result.placement.shares)) {
+          result.status = PlaceStatus::placed;
+          result.placement.pool = p;
+          result.placement.shares.assign(shares.begin(), shares.end());
+        }
+      });
+    }
+    return result;
+  }
+};
+
+// Picks the best candidate in a sort order: tier 1 first, then tier 2.
+class OrderedPlacement final : public PlacementPolicy {
+ public:
+  explicit OrderedPlacement(void (*sort)(std::vector<Candidate>&)) : sort_(sort) {}
+  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const override {
+    PlaceResult result;
+    if (!any_pool_large_enough(state, gpus, pools)) {
+      result.status = PlaceStatus::never_fits;
+      return result;
+    }
+    Candidates candidates;
+    for (const PoolId p : pools)
+      if (state.pool_free_total(p) >= gpus) collect_candidates(snapshot(state, p), gpus, /*relax=*/true, candidates);
+    for (auto* tier : {&candidates.tier1, &candidates.tier2}) {
+      if (tier->empty()) continue;
+      sort_(*tier);
+      result.status = PlaceStatus::placed;
+      result.placement = std::move(tier->front().placement);
+      break;
+    }
+    return result;
+  }
+
+ private:
+  void (*sort_)(std::vector<Candidate>&);
+};
+
+}  // namespace
+
+std::unique_ptr<PlacementPolicy> make_greedy_placement() { return std::make_unique<GreedyPlacement>(); }
+std::unique_ptr<PlacementPolicy> make_defrag_placement() { return std::make_unique<OrderedPlacement>(sort_defrag); }
+std::unique_ptr<PlacementPolicy> make_balance_placement() { return std::make_unique<OrderedPlacement>(sort_balance); }
+
+}  // namespace rltune::policy

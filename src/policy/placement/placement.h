@@ -1,0 +1,37 @@
+#pragma once
+// Placement policies: given a request and the pools it may use, choose nodes and GPUs per node.
+#include <memory>
+#include <span>
+#include <string>
+
+#include "cluster/cluster_state.h"
+
+namespace rltune::policy {
+
+enum class PlaceStatus {
+  placed,      // `placement` is valid now
+  no_fit_now,  // the job could run in one of these pools, but not with the GPUs free now
+  never_fits,  // the request exceeds every given pool's capacity
+};
+
+struct PlaceResult {
+  PlaceStatus status = PlaceStatus::no_fit_now;
+  cluster::Placement placement;
+};
+
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  // Chooses where `gpus` GPUs go among `pools` (one pool only) given `state`. Deterministic.
+  virtual PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const = 0;
+};
+
+// greedy: the reference's pick (SPEC 4.5): the lexicographically smallest (node, gpus) list among the
+// candidates on exactly ceil(R/gpn) nodes, merged across pools (so earlier pools win ties).
+std::unique_ptr<PlacementPolicy> make_greedy_placement();
+// defrag / balance: the first candidate in the reference's defrag or load-balance order (SPEC 4.4),
+// exact node count first, then min+1 nodes that add no partial node.
+std::unique_ptr<PlacementPolicy> make_defrag_placement();
+std::unique_ptr<PlacementPolicy> make_balance_placement();
+
+}  // namespace rltune::policy

@@ -1,0 +1,56 @@
+#pragma once
+// Queue orderings (SPEC section 5, with the fixes of DESIGN.md section 2): every wait is the simulated
+// wait (now - submit) and every runtime is the engine's estimate, never the true duration.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+
+namespace rltune::policy {
+
+// Slurm multifactor (age + job size). Priority = age_weight * min(wait / max_age, 1)
+// + size_weight * size factor; size factor = gpus / cluster GPUs (favor_small: 1 - that).
+struct MultifactorOptions {
+  double age_weight = 1000;      // Slurm PriorityWeightAge
+  double size_weight = 1000;     // Slurm PriorityWeightJobSize
+  double max_age_s = 7 * 86400;  // Slurm PriorityMaxAge (default 7 days), > 0
+  bool favor_small = false;      // Slurm PriorityFavorSmall (default NO)
+};
+
+struct PriorityOptions {
+  MultifactorOptions multifactor;
+};
+
+class PriorityPolicy {
+ public:
+  virtual ~PriorityPolicy() = default;
+  // Forgets per-run state; called before each run.
+  virtual void reset() {}
+  // Reorders `queue` (given in arrival order) so that the job to serve first comes first. Ties keep
+  // arrival order, so the result is deterministic.
+  virtual void order(const sim::Engine& engine, std::vector<JobIndex>& queue) = 0;
+};
+
+// What a key function sees of a job.
+struct JobFacts {
+  double submit;    // s
+  double estimate;  // r, the runtime estimate
+  double gpus;      // n
+  double wait;      // w = now - submit
+  double cluster_gpus;
+};
+
+// A priority defined by a sort key (smaller first) that may or may not depend on the current time.
+struct PriorityKeyDef {
+  const char* name;
+  const char* description;
+  bool time_dependent;
+  // Two-level key; ties beyond it keep arrival order.
+  std::pair<double, double> (*key)(const JobFacts& job, const PriorityOptions& options);
+};
+
+const std::vector<PriorityKeyDef>& priority_key_defs();
+std::unique_ptr<PriorityPolicy> make_key_priority(const PriorityKeyDef& def, const PriorityOptions& options);
+
+}  // namespace rltune::policy

@@ -1,0 +1,120 @@
+#include "policy/profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace rltune::policy {
+
+Blocking parse_blocking(const std::string& name) {
+  if (name == "global") return Blocking::global;
+  if (name == "pool") return Blocking::pool;
+  throw InputError("--blocking: unknown value '" + name + "' (known: global, pool)");
+}
+
+const char* to_string(Blocking blocking) { return blocking == Blocking::global ? "global" : "pool"; }
+
+std::string ProfileOptions::name() const {
+  std::string n = priority;
+  if (placement != "greedy") n += "/" + placement;
+  if (backfill) n += "+backfill";
+  return n;
+}
+
+ProfileScheduler::ProfileScheduler(ProfileOptions options, std::unique_ptr<PriorityPolicy> priority,
+                                   std::unique_ptr<PlacementPolicy> placement)
+    : options_(std::move(options)), priority_(std::move(priority)), placement_(std::move(placement)) {}
+
+void ProfileScheduler::begin_run(const sim::Engine&) { priority_->reset(); }
+
+void ProfileScheduler::start(sim::Engine& engine, JobIndex job, const cluster::Placement& placement) {
+  const std::string problem = engine.start(job, placement);
+  RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
+}
+
+Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool) const {
+  const Seconds now = engine.now();
+  const auto estimated_end = [&](JobIndex r) { return std::max(now, engine.job(r).start + engine.job(r).estimate); };
+  std::vector<JobIndex> ending;
+  for (const JobIndex r : engine.running())
+    if (engine.job(r).placement.pool == pool) ending.push_back(r);
+  std::stable_sort(ending.begin(), ending.end(),
+                   [&](JobIndex a, JobIndex b) { return estimated_end(a) < estimated_end(b); });
+  cluster::ClusterState future = engine.cluster();
+  const int gpus = engine.job(job).spec->gpus;
+  const PoolId only[] = {pool};
+  for (const JobIndex r : ending) {
+    future.release(engine.job(r).placement);
+    if (placement_->place(future, gpus, only).status == PlaceStatus::placed) return estimated_end(r);
+  }
+  return kForever;
+}
+
+void ProfileScheduler::decide(sim::Engine& engine) {
+  const auto queue = engine.queue();
+  order_.assign(queue.begin(), queue.end());
+  priority_->order(engine, order_);
+  const std::size_t pool_count = engine.cluster_spec().pools.size();
+  blocked_.assign(pool_count, 0);
+  reservation_.assign(pool_count, kForever);
+  std::size_t blocked_count = 0;
+  const Seconds now = engine.now();
+
+  for (const JobIndex j : order_) {
+    const sim::SimJob& job = engine.job(j);
+    const int gpus = job.spec->gpus;
+    // 1. Pools no earlier job blocks.
+    pools_.clear();
+    for (const PoolId p : job.eligible)
+      if (!blocked_[p]) pools_.push_back(p);
+    const bool has_open_pool = !pools_.empty();
+    if (has_open_pool) {
+      PlaceResult r = placement_->place(engine.cluster(), gpus, pools_);
+      if (r.status == PlaceStatus::placed) {
+        start(engine, j, r.placement);
+        continue;
+      }
+    }
+    // 2. Backfill into blocked pools without delaying their reservation.
+    if (options_.backfill) {
+      pools_.clear();
+      for (const PoolId p : job.eligible)
+        if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) pools_.push_back(p);
+      if (!pools_.empty()) {
+        PlaceResult r = placement_->place(engine.cluster(), gpus, pools_);
+        if (r.status == PlaceStatus::placed) {
+          start(engine, j, r.placement);
+          continue;
+        }
+      }
+    }
+    if (!has_open_pool) continue;
+    // 3. J blocks. With backfilling it reserves the open pool where it can start first.
+    if (options_.backfill) {
+      PoolId best = -1;
+      Seconds best_time = kForever;
+      for (const PoolId p : job.eligible) {
+        if (blocked_[p]) continue;
+        const Seconds t = shadow_time(engine, j, p);
+        if (best < 0 || t < best_time) {
+          best = p;
+          best_time = t;
+        }
+      }
+      reservation_[best] = best_time;
+    }
+    for (PoolId p = 0; p < static_cast<PoolId>(pool_count); ++p) {
+      const bool blocks = options_.blocking == Blocking::global ||
+                          std::find(job.eligible.begin(), job.eligible.end(), p) != job.eligible.end();
+      if (blocks && !blocked_[p]) {
+        blocked_[p] = 1;
+        ++blocked_count;
+      }
+    }
+    if (blocked_count == pool_count && !options_.backfill) break;
+  }
+}
+
+}  // namespace rltune::policy

@@ -1,0 +1,62 @@
+#pragma once
+// A scheduler profile = one priority policy + one placement policy + blocking mode + optional EASY
+// backfilling. The only heuristic scheduler in rltune; learned policies plug in as priority policies.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/placement/placement.h"
+#include "policy/priority/priority.h"
+#include "sim/engine.h"
+
+namespace rltune::policy {
+
+enum class Blocking {
+  global,  // the first job that cannot start blocks every pool (the reference's head-of-line rule)
+  pool,    // it blocks only the pools it may use; other pools keep being served in priority order
+};
+Blocking parse_blocking(const std::string& name);  // InputError for unknown names
+const char* to_string(Blocking blocking);
+
+struct ProfileOptions {
+  std::string priority = "fcfs";
+  std::string placement = "greedy";
+  Blocking blocking = Blocking::global;
+  bool backfill = false;
+  PriorityOptions priority_options;
+  // "fcfs", "sjf+backfill" ...: name used in outputs.
+  std::string name() const;
+};
+
+// Decision rule at each decision point, over the queue in priority order. For each job J:
+//  1. if J fits now in one of its pools that no earlier job blocks, start it there;
+//  2. else, with backfilling, start it in a blocked pool if it fits now and that pool has no reservation
+//     or J's estimated end is no later than the reservation (EASY: it cannot delay the reserved job);
+//  3. else J blocks: with global blocking every pool (only the first such job), with pool blocking the
+//     pools J may use that were still open. With backfilling, J reserves the pool where it can start
+//     earliest (the shadow time, from running jobs' estimated ends).
+class ProfileScheduler final : public sim::Scheduler {
+ public:
+  ProfileScheduler(ProfileOptions options, std::unique_ptr<PriorityPolicy> priority,
+                   std::unique_ptr<PlacementPolicy> placement);
+
+  void begin_run(const sim::Engine& engine) override;
+  void decide(sim::Engine& engine) override;
+  const ProfileOptions& options() const { return options_; }
+
+ private:
+  // Earliest time (by estimates) at which `job` fits in `pool`, releasing running jobs in order of estimated end.
+  Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool) const;
+  void start(sim::Engine& engine, JobIndex job, const cluster::Placement& placement);
+
+  ProfileOptions options_;
+  std::unique_ptr<PriorityPolicy> priority_;
+  std::unique_ptr<PlacementPolicy> placement_;
+  // Scratch reused across decisions.
+  std::vector<JobIndex> order_;
+  std::vector<char> blocked_;
+  std::vector<Seconds> reservation_;  // per pool; kForever = none
+  std::vector<PoolId> pools_;
+};
+
+}  // namespace rltune::policy

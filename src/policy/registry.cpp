@@ -1,0 +1,72 @@
+#include "policy/registry.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace rltune::policy {
+
+namespace {
+
+std::vector<PriorityEntry>& priorities() {
+  static std::vector<PriorityEntry> all;
+  return all;
+}
+
+std::vector<PlacementEntry>& placements() {
+  static std::vector<PlacementEntry> all;
+  return all;
+}
+
+template <typename Entry>
+const Entry& find(const std::vector<Entry>& entries, const std::string& name, const char* what) {
+  for (const auto& e : entries)
+    if (e.name == name) return e;
+  std::string known;
+  for (const auto& e : entries) known += (known.empty() ? "" : ", ") + e.name;
+  throw InputError(fmt::format("unknown {} policy '{}' (known: {})", what, name, known));
+}
+
+}  // namespace
+
+void register_priority(PriorityEntry entry) {
+  for (const auto& e : priorities())
+    if (e.name == entry.name) throw InvariantError("priority policy registered twice: " + entry.name);
+  priorities().push_back(std::move(entry));
+}
+
+void register_placement(PlacementEntry entry) {
+  for (const auto& e : placements())
+    if (e.name == entry.name) throw InvariantError("placement policy registered twice: " + entry.name);
+  placements().push_back(std::move(entry));
+}
+
+void register_builtins() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  for (const PriorityKeyDef& def : priority_key_defs())
+    register_priority({def.name, def.description, [&def](const std::string& argument, const PriorityOptions& options) {
+                         if (!argument.empty())
+                           throw InputError(fmt::format("priority policy '{}' takes no argument (got '{}')", def.name, argument));
+                         return make_key_priority(def, options);
+                       }});
+  register_placement({"greedy", "reference pick: lexicographically smallest (node, GPUs) list on the fewest nodes",
+                      make_greedy_placement});
+  register_placement({"defrag", "fewest new partially used nodes, then least idle GPUs on them", make_defrag_placement});
+  register_placement({"balance", "smallest increase in the variance of node utilisation", make_balance_placement});
+}
+
+const std::vector<PriorityEntry>& priority_policies() { return priorities(); }
+const std::vector<PlacementEntry>& placement_policies() { return placements(); }
+
+std::unique_ptr<ProfileScheduler> make_profile(const ProfileOptions& options) {
+  const auto colon = options.priority.find(':');
+  const std::string name = options.priority.substr(0, colon);
+  const std::string argument = colon == std::string::npos ? "" : options.priority.substr(colon + 1);
+  auto priority = find(priorities(), name, "priority").make(argument, options.priority_options);
+  auto placement = find(placements(), options.placement, "placement").make();
+  return std::make_unique<ProfileScheduler>(options, std::move(priority), std::move(placement));
+}
+
+}  // namespace rltune::policy

@@ -1,0 +1,37 @@
+#pragma once
+// Policies by name. register_builtins() registers the heuristics; later modules (e.g. the learned
+// policy) register themselves the same way. Unknown names are InputErrors listing the known ones.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/profile.h"
+
+namespace rltune::policy {
+
+struct PriorityEntry {
+  std::string name;
+  std::string description;
+  // `argument` is the text after "NAME:" in "--policy NAME:ARG" ("" when absent).
+  std::function<std::unique_ptr<PriorityPolicy>(const std::string& argument, const PriorityOptions& options)> make;
+};
+
+struct PlacementEntry {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<PlacementPolicy>()> make;
+};
+
+void register_priority(PriorityEntry entry);
+void register_placement(PlacementEntry entry);
+// Registers every built-in priority and placement policy; calling it again does nothing.
+void register_builtins();
+
+const std::vector<PriorityEntry>& priority_policies();
+const std::vector<PlacementEntry>& placement_policies();
+
+// Builds a profile from options; throws InputError for unknown policy names.
+std::unique_ptr<ProfileScheduler> make_profile(const ProfileOptions& options);
+
+}  // namespace rltune::policy

@@ -1,0 +1,138 @@
+#include "sim/engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace rltune::sim {
+
+RuntimeKnowledge parse_runtime_knowledge(const std::string& name) {
+  if (name == "oracle") return RuntimeKnowledge::oracle;
+  if (name == "requested") return RuntimeKnowledge::requested;
+  throw InputError("--runtime: unknown value '" + name + "' (known: oracle, requested)");
+}
+
+const char* to_string(RuntimeKnowledge knowledge) {
+  return knowledge == RuntimeKnowledge::oracle ? "oracle" : "requested";
+}
+
+const char* to_string(JobState state) {
+  switch (state) {
+    case JobState::pending: return "pending";
+    case JobState::queued: return "queued";
+    case JobState::running: return "running";
+    case JobState::completed: return "completed";
+    case JobState::rejected: return "rejected";
+  }
+  return "?";
+}
+
+Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EngineOptions options)
+    : specs_(jobs), options_(options), cluster_(cluster), jobs_(jobs.size()) {
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& spec = jobs[i];
+    if (i > 0 && spec.submit < jobs[i - 1].submit)
+      throw InvariantError("engine: jobs must be sorted by submit time");
+    SimJob& job = jobs_[i];
+    job.spec = &spec;
+    job.estimate = spec.duration;
+    if (options_.runtime == RuntimeKnowledge::requested) {
+      if (spec.requested_time > 0) job.estimate = spec.requested_time;
+      else ++estimate_fallbacks_;
+    }
+    job.reason = cluster::admission_problem(cluster, spec, job.eligible);
+  }
+  queue_.reserve(jobs.size());
+}
+
+void Engine::move_time(Seconds t) {
+  RLTUNE_CHECK(t >= now_, fmt::format("time would go back from {} to {}", now_, t));
+  if (t != now_)
+    for (auto* o : observers_) o->on_advance(now_, t, cluster_);
+  now_ = t;
+}
+
+void Engine::finish(JobIndex j) {
+  SimJob& job = jobs_[j];
+  RLTUNE_CHECK(job.state == JobState::running, fmt::format("job {} finishes while {}", job.spec->id, to_string(job.state)));
+  cluster_.release(job.placement);
+  running_.erase(std::find(running_.begin(), running_.end(), j));
+  job.state = JobState::completed;
+  ++ended_;
+  for (auto* o : observers_) o->on_finish(now_, j);
+}
+
+void Engine::arrive(JobIndex j) {
+  SimJob& job = jobs_[j];
+  for (auto* o : observers_) o->on_arrival(now_, j);
+  if (!job.reason.empty()) {
+    job.state = JobState::rejected;
+    ++ended_;
+    for (auto* o : observers_) o->on_reject(now_, j);
+    return;
+  }
+  job.state = JobState::queued;
+  queue_.push_back(j);
+}
+
+bool Engine::advance() {
+  const auto n = static_cast<JobIndex>(jobs_.size());
+  if (!started_) {
+    started_ = true;
+    if (n > 0) now_ = specs_[0].submit;
+  }
+  while (true) {
+    const Seconds next_completion = completions_.empty() ? kForever : completions_.top().end;
+    const Seconds next_arrival = next_arrival_ < n ? specs_[next_arrival_].submit : kForever;
+    const Seconds t = std::min(next_completion, next_arrival);
+    if (t == kForever) {
+      RLTUNE_CHECK(queue_.empty(), fmt::format("{} jobs are queued on an idle cluster with nothing left to happen at t={}",
+                                               queue_.size(), now_));
+      RLTUNE_CHECK(ended_ == jobs_.size() && running_.empty(), "every job ends exactly once");
+      RLTUNE_CHECK(cluster_.free_total() == cluster_.spec().total_gpus(), "all GPUs are free at the end");
+      return false;
+    }
+    move_time(t);
+    while (!completions_.empty() && completions_.top().end == t) {
+      const JobIndex j = completions_.top().job;
+      completions_.pop();
+      finish(j);
+    }
+    while (next_arrival_ < n && specs_[next_arrival_].submit == t) arrive(next_arrival_++);
+    if (!queue_.empty()) return true;
+  }
+}
+
+std::string Engine::start(JobIndex j, const cluster::Placement& placement) {
+  if (j < 0 || j >= static_cast<JobIndex>(jobs_.size())) return fmt::format("job index {} does not exist", j);
+  SimJob& job = jobs_[j];
+  if (job.state != JobState::queued) return fmt::format("job {} is {}, not queued", job.spec->id, to_string(job.state));
+  std::string problem = cluster_.validate(placement, job.spec->gpus, job.eligible);
+  if (!problem.empty()) return fmt::format("job {}: {}", job.spec->id, problem);
+  cluster_.allocate(placement);
+  job.placement = placement;
+  job.state = JobState::running;
+  job.start = now_;
+  job.end = now_ + job.spec->duration;
+  queue_.erase(std::find(queue_.begin(), queue_.end(), j));
+  running_.push_back(j);
+  completions_.push({job.end, j});
+  for (auto* o : observers_) o->on_start(now_, j);
+  return "";
+}
+
+void Engine::run(Scheduler& scheduler) {
+  using Clock = std::chrono::steady_clock;
+  scheduler.begin_run(*this);
+  while (advance()) {
+    const auto begin = Clock::now();
+    scheduler.decide(*this);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - begin).count();
+    for (auto* o : observers_) o->on_decision(now_, us);
+  }
+}
+
+}  // namespace rltune::sim

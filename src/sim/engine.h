@@ -1,0 +1,126 @@
+#pragma once
+// The discrete-event engine: the only event loop in rltune. It owns the clock, the queue, the running
+// jobs and the cluster state; schedulers only read them and ask the engine to start jobs, which it checks.
+//
+// Semantics (DESIGN.md section 2): at each time t, completions are processed first, then arrivals (in
+// trace order), then the scheduler decides. Every arrived job is in the queue. A job that can never run
+// is rejected when it arrives, with a reason. Time never goes backwards; every job ends exactly once.
+#include <cstdint>
+#include <queue>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_state.h"
+#include "trace/job_spec.h"
+
+namespace rltune::sim {
+
+// Where a scheduler's runtime estimates come from. The simulator always runs jobs for their true duration.
+enum class RuntimeKnowledge {
+  oracle,     // estimate = true duration (the reference's behaviour)
+  requested,  // estimate = the trace's requested time where present, else the true duration
+};
+RuntimeKnowledge parse_runtime_knowledge(const std::string& name);  // InputError for unknown names
+const char* to_string(RuntimeKnowledge knowledge);
+
+enum class JobState { pending, queued, running, completed, rejected };
+const char* to_string(JobState state);
+
+struct SimJob {
+  const trace::JobSpec* spec = nullptr;
+  Seconds estimate = 0;           // runtime estimate seen by schedulers (never the truth unless oracle)
+  std::vector<PoolId> eligible;   // pools the job may run in (each large enough for it)
+  JobState state = JobState::pending;
+  Seconds start = -1, end = -1;   // end = start + true duration once started
+  cluster::Placement placement;
+  std::string reason;             // rejection reason
+};
+
+// Receives what happens, in order. Default implementations ignore the event.
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  // Time moves from `from` to `to`; `cluster` is the state that held during [from, to).
+  virtual void on_advance(Seconds /*from*/, Seconds /*to*/, const cluster::ClusterState& /*cluster*/) {}
+  virtual void on_arrival(Seconds /*t*/, JobIndex /*job*/) {}
+  virtual void on_reject(Seconds /*t*/, JobIndex /*job*/) {}
+  virtual void on_start(Seconds /*t*/, JobIndex /*job*/) {}
+  virtual void on_finish(Seconds /*t*/, JobIndex /*job*/) {}
+  // One scheduler call at a decision point and its wall time.
+  virtual void on_decision(Seconds /*t*/, double /*wall_us*/) {}
+};
+
+class Engine;
+
+// A scheduler profile: called at each decision point; starts zero or more queued jobs via engine.start().
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  // Called once before the first decision of a run (a scheduler may serve many runs).
+  virtual void begin_run(const Engine& /*engine*/) {}
+  virtual void decide(Engine& engine) = 0;
+};
+
+struct EngineOptions {
+  RuntimeKnowledge runtime = RuntimeKnowledge::oracle;
+};
+
+class Engine {
+ public:
+  // `jobs` must be sorted by submit time and outlive the engine.
+  Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EngineOptions options = {});
+
+  void add_observer(Observer* observer) { observers_.push_back(observer); }
+
+  // Runs the whole simulation with `scheduler`. Throws InvariantError if the scheduler leaves jobs
+  // queued on an idle cluster with nothing left to happen (it would stall forever).
+  void run(Scheduler& scheduler);
+
+  // Step interface (run() is built on it): processes events up to the next decision point, i.e. the
+  // next time at which the queue is non-empty after completions and arrivals. Returns false when every
+  // job has ended.
+  bool advance();
+
+  // ---- read-only view for schedulers ----
+  Seconds now() const { return now_; }
+  std::span<const JobIndex> queue() const { return queue_; }      // arrival order
+  std::span<const JobIndex> running() const { return running_; }  // start order
+  const SimJob& job(JobIndex j) const { return jobs_[j]; }
+  std::size_t job_count() const { return jobs_.size(); }
+  const cluster::ClusterState& cluster() const { return cluster_; }
+  const cluster::ClusterSpec& cluster_spec() const { return cluster_.spec(); }
+  const EngineOptions& options() const { return options_; }
+  // Jobs whose requested runtime was unknown under RuntimeKnowledge::requested (estimate = true duration).
+  std::size_t estimate_fallbacks() const { return estimate_fallbacks_; }
+
+  // Starts queued job `j` now with `placement`. Returns "" on success; otherwise the reason the decision
+  // is invalid (not queued, pool not eligible, node lacks GPUs, wrong GPU count), and nothing changes.
+  std::string start(JobIndex j, const cluster::Placement& placement);
+
+ private:
+  struct Completion {
+    Seconds end;
+    JobIndex job;
+    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : job > o.job; }
+  };
+  void move_time(Seconds t);
+  void finish(JobIndex j);
+  void arrive(JobIndex j);
+
+  std::span<const trace::JobSpec> specs_;
+  EngineOptions options_;
+  cluster::ClusterState cluster_;
+  std::vector<SimJob> jobs_;
+  std::vector<Observer*> observers_;
+  std::vector<JobIndex> queue_;
+  std::vector<JobIndex> running_;
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  JobIndex next_arrival_ = 0;
+  std::size_t ended_ = 0;
+  std::size_t estimate_fallbacks_ = 0;
+  Seconds now_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace rltune::sim

@@ -1,0 +1,28 @@
+#include "trace/job_spec.h"
+
+#include <algorithm>
+
+namespace rltune::trace {
+
+void SkipReport::add(const std::string& reason, const std::string& message) {
+  ++skipped;
+  auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& p) { return p.first == reason; });
+  if (it == by_reason.end()) by_reason.emplace_back(reason, 1);
+  else ++it->second;
+  if (examples.size() < 5) examples.push_back(message);
+}
+
+std::string join_gpu_types(const std::vector<std::string>& types) {
+  std::string out;
+  for (const auto& t : types) {
+    if (!out.empty()) out += '|';
+    out += t;
+  }
+  return out;
+}
+
+void sort_by_submit(std::vector<JobSpec>& jobs) {
+  std::stable_sort(jobs.begin(), jobs.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; });
+}
+
+}  // namespace rltune::trace

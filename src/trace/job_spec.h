@@ -1,0 +1,46 @@
+#pragma once
+// A job as read from a trace: immutable, normalised, independent of any cluster.
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+
+namespace rltune::trace {
+
+struct JobSpec {
+  std::string id;                      // unique within a trace
+  Seconds submit = 0;                  // seconds, >= 0
+  Seconds duration = 0;                // true runtime; negative values are rejected at admission
+  int gpus = 0;                        // GPUs requested; 0 is rejected at admission
+  std::string vc;                      // virtual cluster / partition, "" = unspecified
+  std::vector<std::string> gpu_types;  // acceptable GPU types ("A|B" in CSV), empty = any
+  std::string user;                    // "" = unspecified
+  int cpus = -1;                       // -1 = unspecified
+  long long memory_mib = -1;           // -1 = unspecified
+  Seconds requested_time = -1;         // user's runtime estimate (time limit); -1 = unspecified
+  std::string status;                  // status in the source trace, "" = unspecified
+  long source_line = 0;                // line in the source file, for messages
+};
+
+// Why a row of a trace was skipped under --skip-invalid (reason -> count, plus the first examples).
+struct SkipReport {
+  std::size_t skipped = 0;
+  std::vector<std::pair<std::string, std::size_t>> by_reason;  // in order of first occurrence
+  std::vector<std::string> examples;                           // the first few full messages
+  void add(const std::string& reason, const std::string& message);
+};
+
+struct Trace {
+  std::string source;  // file path or "sample(...)"
+  std::string format;  // reader name
+  std::vector<JobSpec> jobs;  // stably sorted by submit time
+  SkipReport skipped;
+};
+
+// Joins GPU-type alternatives as written in CSV ("A|B").
+std::string join_gpu_types(const std::vector<std::string>& types);
+
+// Sorts jobs stably by submit time (trace order among equal submit times is kept).
+void sort_by_submit(std::vector<JobSpec>& jobs);
+
+}  // namespace rltune::trace

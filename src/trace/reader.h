@@ -1,0 +1,61 @@
+#pragma once
+// Trace readers: one per format behind one interface, a registry by name, and auto-detection.
+#include <functional>
+#include <unordered_map>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "trace/job_spec.h"
+
+namespace rltune::trace {
+
+struct ReadOptions {
+  std::string format = "auto";  // a registered reader name, or "auto"
+  bool skip_invalid = false;    // skip bad rows (counted by reason) instead of failing on the first
+  // rltune format: 0-based columns holding the VC and the GPU-type code; -1 = the trace has none.
+  // Defaults follow the reference README (17, 18); the reference Helios loader used 18 for the VC.
+  int vc_column = 17;
+  int gpu_type_column = 18;
+};
+
+// Collects rows from one reader: validates each job, applies --skip-invalid, and rejects duplicates.
+class RowSink {
+ public:
+  RowSink(const std::string& file, const ReadOptions& options, Trace& trace);
+  // Called for a bad row: throws InputError, or records the skip under --skip-invalid.
+  void bad_row(long line, const std::string& field, const std::string& value, const std::string& message);
+  // Validates a parsed job (id present and unique, times and sizes in range) and keeps it.
+  void add(JobSpec job);
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+  const ReadOptions& options_;
+  Trace& trace_;
+  std::unordered_map<std::string, long> line_of_id_;  // duplicate detection only, never iterated
+};
+
+// Reads `in` (named `file` in messages) into `sink`.
+using ReaderFn = std::function<void(std::istream& in, const ReadOptions& options, RowSink& sink)>;
+
+struct ReaderInfo {
+  std::string name;
+  std::string description;
+  ReaderFn read;
+  // True when the first non-comment line looks like this format (used by --format auto).
+  std::function<bool(const std::string& first_line)> detect;
+};
+
+const std::vector<ReaderInfo>& readers();
+const ReaderInfo& reader(const std::string& name);  // unknown names: InputError listing known ones
+
+// Reads a trace file; errors are InputErrors naming file, line, field and value.
+Trace read_trace(const std::string& path, const ReadOptions& options);
+// Same, from a stream (tests and stdin); `name` is used in messages.
+Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& options);
+
+// Writes jobs as canonical CSV (DESIGN.md section 3) with every column.
+void write_canonical(std::ostream& out, const std::vector<JobSpec>& jobs);
+
+}  // namespace rltune::trace

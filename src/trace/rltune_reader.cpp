@@ -1,0 +1,95 @@
+// The RLTune reference CSV (SPEC section 1): no header, ';' comment lines, 19 or 20 comma-separated
+// columns, -1 = missing. Unlike the reference it tolerates blank lines and decimals in integer columns (B3),
+// and keeps the requested time of column 8 instead of overwriting it with the runtime (B2).
+#include <array>
+
+#include <fmt/format.h>
+
+#include "core/csv.h"
+#include "trace/reader.h"
+
+namespace rltune::trace {
+
+namespace {
+
+// GPU-type codes of the reference README: 0=T4, 1=MISC, 2=P100, 3=V100 (16 GB), 4=V100M32.
+constexpr std::array<const char*, 5> kGpuTypeCodes = {"T4", "MISC", "P100", "V100", "V100M32"};
+constexpr int kJobId = 0, kSubmit = 1, kRunTime = 3, kGpus = 4, kCpus = 7, kRequestTime = 8, kMemory = 9,
+              kStatus = 10, kUser = 11;
+constexpr std::size_t kMinColumns = 19, kMaxColumns = 20;
+// The reference replaces a missing runtime (-1) by 10 s.
+constexpr Seconds kMissingRuntime = 10;
+
+}  // namespace
+
+bool detect_rltune(const std::string& first_line) {
+  std::vector<std::string> fields;
+  csv::split(first_line, ',', fields);
+  if (fields.size() < kMinColumns || fields.size() > kMaxColumns) return false;
+  return csv::parse_double(fields[kSubmit]).has_value() && csv::parse_double(fields[kGpus]).has_value();
+}
+
+void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
+  std::string line;
+  std::vector<std::string> fields;
+  long line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const auto trimmed = csv::trim(line);
+    if (trimmed.empty() || trimmed == "\r" || trimmed.front() == ';') continue;
+    csv::split(line, ',', fields);
+    if (fields.size() < kMinColumns || fields.size() > kMaxColumns) {
+      sink.bad_row(line_no, "", "", fmt::format("has {} columns, expected 19 or 20", fields.size()));
+      continue;
+    }
+    bool ok = true;
+    const auto integer = [&](int c, const char* name) -> long long {
+      const auto v = csv::parse_int_rounding(fields[c]);
+      if (!v) {
+        sink.bad_row(line_no, fmt::format("column {} ({})", c, name), std::string(csv::trim(fields[c])), "is not a number");
+        ok = false;
+        return -1;
+      }
+      return *v;
+    };
+    // Optional coded column: -1 (or beyond the row) = missing.
+    const auto code = [&](int c, const char* name) -> long long {
+      if (c < 0 || c >= static_cast<int>(fields.size())) return -1;
+      return integer(c, name);
+    };
+    JobSpec job;
+    job.source_line = line_no;
+    job.id = std::string(csv::trim(fields[kJobId]));
+    job.submit = integer(kSubmit, "submit_time");
+    const long long runtime = ok ? integer(kRunTime, "run_time") : 0;
+    const long long gpus = ok ? integer(kGpus, "num_gpus") : 0;
+    const long long cpus = ok ? integer(kCpus, "request_cpus") : 0;
+    const long long requested = ok ? integer(kRequestTime, "request_time") : 0;
+    const long long memory = ok ? integer(kMemory, "request_memory") : 0;
+    const long long vc = ok ? code(options.vc_column, "vc") : 0;
+    const long long type = ok ? code(options.gpu_type_column, "gpu_type") : 0;
+    if (!ok) continue;
+    if (gpus < -1 || gpus > 1'000'000) {
+      sink.bad_row(line_no, "column 4 (num_gpus)", std::to_string(gpus), "is out of range");
+      continue;
+    }
+    if (type < -1 || type >= static_cast<long long>(kGpuTypeCodes.size())) {
+      sink.bad_row(line_no, fmt::format("column {} (gpu_type)", options.gpu_type_column), std::to_string(type),
+                   "is not a GPU-type code (0=T4, 1=MISC, 2=P100, 3=V100, 4=V100M32, -1=none)");
+      continue;
+    }
+    job.duration = runtime == -1 ? kMissingRuntime : runtime;
+    job.gpus = static_cast<int>(gpus == -1 ? 0 : gpus);
+    job.cpus = cpus < 0 ? -1 : static_cast<int>(cpus);
+    job.requested_time = requested < 0 ? -1 : requested;
+    job.memory_mib = memory < 0 ? -1 : memory;
+    if (vc >= 0) job.vc = std::to_string(vc);
+    if (type >= 0) job.gpu_types = {kGpuTypeCodes[type]};
+    job.status = std::string(csv::trim(fields[kStatus]));
+    const auto user = csv::trim(fields[kUser]);
+    if (user != "-1") job.user = std::string(user);
+    sink.add(std::move(job));
+  }
+}
+
+}  // namespace rltune::trace
