@@ -62,11 +62,11 @@ std::string admission_problem(const ClusterSpec& cluster, const trace::JobSpec& 
   }
   if (!any) {
     std::string what = job.vc.empty() ? "no vc" : "vc '" + job.vc + "'";
-    what += job.gpu_types.empty() ? ", any GPU type" : ", GPU type " + trace::join_gpu_types(job.gpu_types);
+    what += job.gpu_types.empty() ? " and any GPU type" : " and GPU type " + trace::join_gpu_types(job.gpu_types);
     return fmt::format("no_eligible_pool: no pool accepts {} GPUs with {}", job.gpus, what);
   }
   if (eligible.empty())
-    return fmt::format("too_many_gpus: needs {} GPUs, the largest eligible pool has {}", job.gpus, largest);
+    return fmt::format("too_many_gpus: needs {} GPUs but the largest eligible pool has {}", job.gpus, largest);
   return "";
 }
 

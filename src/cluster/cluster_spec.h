@@ -46,7 +46,7 @@ struct ClusterSpec {
 bool accepts(const PoolSpec& pool, const trace::JobSpec& job);
 
 // Why a job can never run on a cluster, or "" when it can. Reasons are stable machine-readable
-// words followed by an explanation, e.g. "too_many_gpus: needs 16, largest eligible pool has 8".
+// words followed by an explanation, e.g. "too_many_gpus: needs 16 GPUs but the largest eligible pool has 8"; no commas.
 std::string admission_problem(const ClusterSpec& cluster, const trace::JobSpec& job,
                               std::vector<PoolId>& eligible_out);
 

@@ -1,0 +1,81 @@
+#!/bin/bash
+# End-to-end tests of the rltune executable: real commands, real files, exit codes and messages.
+# Usage: cli_test.sh RLTUNE SHARED_TRACES_DIR
+set -u
+RLTUNE=$1
+SHARED=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect CODE PATTERN -- ARGS...: runs rltune ARGS, checks the exit code and that stdout+stderr match PATTERN.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  local out
+  out=$("$RLTUNE" "$@" 2>&1)
+  local got=$?
+  [ "$got" -eq "$code" ] || fail "rltune $* exited $got, expected $code: $out"
+  echo "$out" | grep -qE -- "$pattern" || fail "rltune $* output lacks /$pattern/: $out"
+}
+
+cat > "$TMP/ok.csv" <<'CSV'
+job_id,submit_time,duration,num_gpus,vc
+a,0,100,8,0
+b,10,50,4,0
+c,20,30,16,1
+CSV
+printf 'job_id,submit_time,duration,num_gpus\na,0,100,2\nb,5,oops,1\n' > "$TMP/bad.csv"
+printf 'name: x\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8, colour: red}\n' > "$TMP/bad.yaml"
+printf 'name: tiny\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8}\n' > "$TMP/tiny.yaml"
+
+# Success paths.
+expect 0 "fcfs .* 2000 " -- simulate --policy fcfs,sjf,f1
+expect 0 "sjf\+backfill" -- simulate --trace "$TMP/ok.csv" --policy sjf --backfill --blocking pool --out "$TMP/out1"
+[ -f "$TMP/out1/jobs.csv" ] && [ -f "$TMP/out1/summary.json" ] && [ -f "$TMP/out1/config.json" ] || fail "simulate --out files missing"
+head -1 "$TMP/out1/jobs.csv" | grep -qx "window,job_id,pool,num_gpus,submit_time,start_time,end_time,wait_s,jct_s,bsld,placement,status,reason" \
+  || fail "jobs.csv header"
+[ "$(wc -l < "$TMP/out1/jobs.csv")" -eq 4 ] || fail "jobs.csv should have 3 rows"
+grep -q '"aggregate"' "$TMP/out1/summary.json" || fail "summary.json lacks aggregate"
+expect 0 "wrote" -- simulate --policy fcfs,wfp --window 0:100 --window 100:50 --out "$TMP/out2"
+[ -f "$TMP/out2/fcfs/jobs.csv" ] && [ -f "$TMP/out2/wfp/summary.json" ] || fail "per-policy output folders missing"
+grep -q '^0:100,' "$TMP/out2/fcfs/jobs.csv" && grep -q '^100:50,' "$TMP/out2/fcfs/jobs.csv" || fail "window labels in jobs.csv"
+[ "$(grep -c . "$TMP/out2/fcfs/jobs.csv")" -eq 151 ] || fail "two windows should give 150 rows"
+expect 0 "tiny" -- simulate --cluster "$TMP/tiny.yaml" --trace "$TMP/ok.csv" --placement defrag
+expect 0 "offered load" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
+expect 0 "multifactor" -- policies
+expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen.csv"
+expect 0 "50 jobs" -- simulate --trace "$TMP/gen.csv"
+
+# Determinism: the same inputs give byte-identical jobs.csv.
+"$RLTUNE" simulate --policy wfp --backfill --out "$TMP/d1" > /dev/null 2>&1
+"$RLTUNE" simulate --policy wfp --backfill --out "$TMP/d2" > /dev/null 2>&1
+cmp -s "$TMP/d1/jobs.csv" "$TMP/d2/jobs.csv" || fail "jobs.csv differs between identical runs"
+
+# Bad input: exit code 2 and a message naming the problem.
+expect 2 "bad.csv:3: field 'duration': value 'oops'" -- simulate --trace "$TMP/bad.csv"
+expect 0 "1 rows skipped" -- simulate --trace "$TMP/bad.csv" --skip-invalid
+expect 2 "unknown priority policy 'nope'.*fcfs" -- simulate --policy nope
+expect 2 "unknown placement policy 'x'" -- simulate --placement x
+expect 2 "cannot open the trace file" -- simulate --trace "$TMP/missing.csv"
+expect 2 "bad.yaml:3: field 'pools\[0\].colour'" -- simulate --cluster "$TMP/bad.yaml"
+expect 2 "neither a preset" -- simulate --cluster nowhere
+expect 2 "--window '5'" -- simulate --window 5
+expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5
+expect 2 "--blocking: unknown value" -- simulate --blocking sometimes
+expect 2 "--runtime: unknown value" -- simulate --runtime psychic
+expect 2 "unknown trace format" -- simulate --trace "$TMP/ok.csv" --format parquet
+expect 2 "--no-such-flag" -- simulate --no-such-flag
+expect 2 "A subcommand is required|require" --
+
+# The reference synthetic trace on the Helios preset (skipped when ../shared/traces is absent).
+if [ -f "$SHARED/rltune/synthetic_trace.csv" ]; then
+  expect 0 "960 jobs" -- simulate --trace "$SHARED/rltune/synthetic_trace.csv" --vc-column 18 --gpu-type-column -1 --policy fcfs,sjf
+else
+  echo "skip: $SHARED/rltune/synthetic_trace.csv is absent"
+fi
+
+[ "$failures" -eq 0 ] && echo "all CLI checks passed"
+exit $((failures > 0))

@@ -1,0 +1,56 @@
+#pragma once
+// Small builders shared by the tests.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "metrics/metrics.h"
+#include "policy/registry.h"
+#include "sim/engine.h"
+#include "trace/job_spec.h"
+
+namespace rltune::testing {
+
+inline trace::JobSpec job(const std::string& id, Seconds submit, Seconds duration, int gpus, const std::string& vc = "",
+                          Seconds requested = -1) {
+  trace::JobSpec j;
+  j.id = id;
+  j.submit = submit;
+  j.duration = duration;
+  j.gpus = gpus;
+  j.vc = vc;
+  j.requested_time = requested;
+  return j;
+}
+
+inline cluster::ClusterSpec cluster_from(const std::string& yaml) { return cluster::parse_cluster(yaml, "test.yaml"); }
+
+struct Outcome {
+  metrics::RunMetrics run;
+  const metrics::JobRecord& operator[](const std::string& id) const {
+    for (const auto& r : run.jobs)
+      if (r.job_id == id) return r;
+    throw std::runtime_error("no job " + id);
+  }
+};
+
+inline Outcome simulate(const cluster::ClusterSpec& cluster, const std::vector<trace::JobSpec>& jobs,
+                        policy::ProfileOptions profile, sim::EngineOptions engine_options = {}) {
+  policy::register_builtins();
+  auto scheduler = policy::make_profile(profile);
+  sim::Engine engine(cluster, jobs, engine_options);
+  return {metrics::run_and_measure(engine, *scheduler, "all")};
+}
+
+inline policy::ProfileOptions profile(const std::string& priority, policy::Blocking blocking = policy::Blocking::global,
+                                      bool backfill = false, const std::string& placement = "greedy") {
+  policy::ProfileOptions p;
+  p.priority = priority;
+  p.blocking = blocking;
+  p.backfill = backfill;
+  p.placement = placement;
+  return p;
+}
+
+}  // namespace rltune::testing

@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/cluster_state.h"
+#include "core/error.h"
+#include "helpers.h"
+
+namespace rltune::cluster {
+namespace {
+
+TEST(ClusterPresets, MatchTheReferenceModels) {
+  struct Case {
+    std::string name;
+    std::size_t pools;
+    int nodes, gpus;
+  };
+  for (const Case& c : {Case{"helios", 5, 17, 136}, Case{"philly", 2, 36, 192}, Case{"alibaba", 5, 49, 254}}) {
+    const ClusterSpec spec = load_cluster(c.name);
+    EXPECT_EQ(spec.pools.size(), c.pools) << c.name;
+    EXPECT_EQ(spec.total_nodes(), c.nodes) << c.name;
+    EXPECT_EQ(spec.total_gpus(), c.gpus) << c.name;
+  }
+}
+
+TEST(ClusterSpec, NumbersNodesAcrossPoolsInFileOrder) {
+  const ClusterSpec philly = load_cluster("philly");
+  EXPECT_EQ(philly.pools[0].first_node, 0);
+  EXPECT_EQ(philly.pools[1].first_node, 16);
+  EXPECT_EQ(philly.pool_of(15), 0);
+  EXPECT_EQ(philly.pool_of(16), 1);
+  EXPECT_EQ(philly.node_name(17), "large-1");
+}
+
+std::string yaml_error(const std::string& yaml) {
+  try {
+    parse_cluster(yaml, "c.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
+  struct Case {
+    std::string yaml;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {"name: x\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8, colour: red}\n", {"c.yaml:3", "pools[0].colour", "unknown key"}},
+      {"name: x\npools:\n  - {name: a, gpus_per_node: 8}\n", {"pools[0].nodes", "required"}},
+      {"name: x\npools:\n  - {name: a, nodes: two, gpus_per_node: 8}\n", {"pools[0].nodes", "integer"}},
+      {"name: x\npools:\n  - {name: a, nodes: 0, gpus_per_node: 8}\n", {"pools[0].nodes", ">= 1"}},
+      {"name: x\npools: []\n", {"pools", "non-empty"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\n  - {name: a, nodes: 1, gpus_per_node: 8}\n", {"pools[1].name", "duplicate"}},
+      {"name: x\npools: [ {name: a\n", {"c.yaml", "not valid YAML"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {gpus: 3}}\n", {"pools[0].accepts.gpus", "unknown key"}},
+      {"", {"empty"}},
+      {"nodes: 3\n", {"nodes", "unknown key"}},
+  };
+  for (const auto& c : cases) {
+    const std::string message = yaml_error(c.yaml);
+    for (const auto& part : c.parts) EXPECT_NE(message.find(part), std::string::npos) << message << " / " << part;
+  }
+  EXPECT_THROW(load_cluster("no-such-preset"), InputError);
+}
+
+TEST(ClusterSpec, EligibilityFollowsAcceptsAndGpuTypes) {
+  const ClusterSpec spec = testing::cluster_from(R"(
+name: mixed
+pools:
+  - {name: small, gpu_type: T4, nodes: 2, gpus_per_node: 2, accepts: {max_gpus: 2}}
+  - {name: big, gpu_type: V100, nodes: 2, gpus_per_node: 8, accepts: {vc: [a, b], min_gpus: 2}}
+)");
+  struct Case {
+    trace::JobSpec job;
+    std::vector<PoolId> eligible;
+    std::string reason_prefix;
+  };
+  auto typed = [](trace::JobSpec j, std::vector<std::string> types) {
+    j.gpu_types = std::move(types);
+    return j;
+  };
+  const std::vector<Case> cases = {
+      {testing::job("1", 0, 10, 1), {0}, ""},
+      {testing::job("2", 0, 10, 2, "a"), {0, 1}, ""},
+      {testing::job("3", 0, 10, 4, "b"), {1}, ""},
+      {testing::job("4", 0, 10, 4, "c"), {}, "no_eligible_pool"},
+      {testing::job("5", 0, 10, 32, "a"), {}, "too_many_gpus"},
+      {testing::job("6", 0, 10, 0), {}, "zero_gpus"},
+      {testing::job("7", 0, -1, 1), {}, "negative_duration"},
+      {typed(testing::job("8", 0, 10, 2, "a"), {"V100"}), {1}, ""},
+      {typed(testing::job("9", 0, 10, 2, "a"), {"A100", "T4"}), {0}, ""},
+  };
+  for (const auto& c : cases) {
+    std::vector<PoolId> eligible;
+    const std::string reason = admission_problem(spec, c.job, eligible);
+    EXPECT_EQ(eligible, c.eligible) << c.job.id;
+    EXPECT_EQ(reason.substr(0, c.reason_prefix.size()), c.reason_prefix) << c.job.id << ": " << reason;
+    EXPECT_EQ(reason.empty(), c.reason_prefix.empty()) << c.job.id;
+  }
+}
+
+TEST(ClusterState, TracksFreeGpusAndRefusesBadPlacements) {
+  const ClusterSpec spec = load_cluster("philly");
+  ClusterState state(spec);
+  const PoolId pools[] = {0, 1};
+  const Placement p{1, {{16, 8}, {17, 2}}};
+  EXPECT_EQ(state.validate(p, 10, pools), "");
+  state.allocate(p);
+  EXPECT_EQ(state.free(16), 0);
+  EXPECT_EQ(state.free(17), 6);
+  EXPECT_EQ(state.pool_free_total(1), 150);
+  EXPECT_EQ(state.free_total(), 182);
+  EXPECT_EQ(state.partial_nodes(), 1);
+  EXPECT_NE(state.validate(Placement{1, {{16, 1}}}, 1, pools), "");          // node 16 is full
+  EXPECT_NE(state.validate(Placement{0, {{16, 1}}}, 1, pools), "");          // node 16 is not in pool 0
+  EXPECT_NE(state.validate(Placement{1, {{17, 2}}}, 3, pools), "");          // wrong GPU count
+  EXPECT_NE(state.validate(Placement{1, {{18, 1}, {18, 1}}}, 2, pools), ""); // same node twice
+  const PoolId only_small[] = {0};
+  EXPECT_NE(state.validate(Placement{1, {{18, 1}}}, 1, only_small), "");    // pool not allowed
+  state.release(p);
+  EXPECT_EQ(state.free_total(), 192);
+  EXPECT_EQ(state.partial_nodes(), 0);
+  EXPECT_THROW(state.release(p), InvariantError);  // would exceed capacity: GPUs not conserved
+}
+
+}  // namespace
+}  // namespace rltune::cluster

@@ -1,0 +1,53 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/csv.h"
+
+namespace rltune {
+namespace {
+
+TEST(Csv, SplitsPlainAndQuotedFields) {
+  struct Case {
+    std::string line;
+    std::vector<std::string> fields;
+  };
+  const std::vector<Case> cases = {
+      {"a,b,c", {"a", "b", "c"}},
+      {"a,,c\r", {"a", "", "c"}},
+      {"\"x,y\",z", {"x,y", "z"}},
+      {"\"say \"\"hi\"\"\",1", {"say \"hi\"", "1"}},
+      {"", {""}},
+  };
+  std::vector<std::string> out;
+  for (const auto& c : cases) {
+    csv::split(c.line, ',', out);
+    EXPECT_EQ(out, c.fields) << c.line;
+  }
+}
+
+TEST(Csv, ParsesIntegersStrictlyAndRoundsDecimals) {
+  EXPECT_EQ(csv::parse_int_rounding("42"), 42);
+  EXPECT_EQ(csv::parse_int_rounding(" -7 "), -7);
+  EXPECT_EQ(csv::parse_int_rounding("12.6"), 13);
+  EXPECT_EQ(csv::parse_int_rounding("1e3"), 1000);
+  EXPECT_FALSE(csv::parse_int_rounding("12x").has_value());
+  EXPECT_FALSE(csv::parse_int_rounding("").has_value());
+  EXPECT_FALSE(csv::parse_int_rounding("nan").has_value());
+}
+
+TEST(Csv, QuotesFieldsOnlyWhenNeeded) {
+  std::ostringstream out;
+  csv::write_field(out, "plain");
+  out << '|';
+  csv::write_field(out, "a,b");
+  out << '|';
+  csv::write_field(out, "q\"q");
+  EXPECT_EQ(out.str(), "plain|\"a,b\"|\"q\"\"q\"");
+  EXPECT_EQ(csv::format_number(2.0), "2");
+  EXPECT_EQ(csv::format_number(1.5), "1.5");
+  EXPECT_EQ(csv::format_number(1.0 / 3), "0.333333");
+}
+
+}  // namespace
+}  // namespace rltune

@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "helpers.h"
+
+namespace rltune::sim {
+namespace {
+
+using testing::job;
+
+const char* kOneNode4 = "name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n";
+
+TEST(Engine, CompletionsAtTimeTComeBeforeDecisionsAtT) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const auto out = testing::simulate(cluster, {job("a", 0, 10, 4), job("b", 10, 5, 4)}, testing::profile("fcfs"));
+  EXPECT_EQ(out["b"].start, 10);
+}
+
+TEST(Engine, SimultaneousArrivalsAreAllQueuedBeforeTheDecision) {
+  // Both arrive at 10 while the node is busy until 10; SJF must see both and start the shorter first.
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const auto out = testing::simulate(cluster, {job("a", 0, 10, 4), job("long", 10, 50, 4), job("short", 10, 5, 4)},
+                                     testing::profile("sjf"));
+  EXPECT_EQ(out["short"].start, 10);
+  EXPECT_EQ(out["long"].start, 15);
+}
+
+TEST(Engine, RejectsJobsThatCanNeverRunWithReasonsAndKeepsGoing) {
+  const auto cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 2, gpus_per_node: 4, accepts: {vc: [x]}}\n");
+  const auto out = testing::simulate(cluster,
+                                     {job("ok", 0, 10, 2, "x"), job("big", 1, 10, 16, "x"), job("zero", 2, 10, 0, "x"),
+                                      job("novc", 3, 10, 1, "y"), job("neg", 4, -5, 1, "x"), job("last", 5, 10, 1, "x")},
+                                     testing::profile("fcfs"));
+  EXPECT_EQ(out["ok"].status, "completed");
+  EXPECT_EQ(out["last"].status, "completed");
+  EXPECT_EQ(out["last"].start, 5);  // rejected jobs never block or stall time
+  for (const auto& [id, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"big", "too_many_gpus"}, {"zero", "zero_gpus"}, {"novc", "no_eligible_pool"}, {"neg", "negative_duration"}}) {
+    EXPECT_EQ(out[id].status, "rejected") << id;
+    EXPECT_EQ(out[id].reason.rfind(reason, 0), 0u) << id << ": " << out[id].reason;
+  }
+}
+
+TEST(Engine, RefusesInvalidDecisionsWithoutChangingState) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {job("a", 0, 10, 2), job("b", 5, 10, 2)};
+  Engine engine(cluster, jobs);
+  ASSERT_TRUE(engine.advance());
+  EXPECT_EQ(engine.now(), 0);
+  EXPECT_NE(engine.start(0, {0, {{0, 3}}}), "");  // wrong GPU count
+  EXPECT_NE(engine.start(0, {0, {{1, 2}}}), "");  // no such node in the pool
+  EXPECT_NE(engine.start(1, {0, {{0, 2}}}), "");  // not arrived yet
+  EXPECT_EQ(engine.cluster().free_total(), 4);
+  EXPECT_EQ(engine.start(0, {0, {{0, 2}}}), "");
+  EXPECT_NE(engine.start(0, {0, {{0, 2}}}), "");  // already running
+  EXPECT_EQ(engine.cluster().free_total(), 2);
+}
+
+class DoNothing final : public Scheduler {
+ public:
+  void decide(Engine&) override {}
+};
+
+TEST(Engine, AStalledSchedulerIsAnInvariantViolationNotAHang) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {job("a", 0, 10, 2)};
+  Engine engine(cluster, jobs);
+  DoNothing nothing;
+  EXPECT_THROW(engine.run(nothing), InvariantError);
+}
+
+TEST(Engine, ZeroDurationJobsEndAtTheirStart) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const auto out = testing::simulate(cluster, {job("a", 3, 0, 4), job("b", 3, 7, 4)}, testing::profile("fcfs"));
+  EXPECT_EQ(out["a"].start, 3);
+  EXPECT_EQ(out["a"].end, 3);
+  EXPECT_EQ(out["b"].start, 3);
+  EXPECT_EQ(out["b"].end, 10);
+}
+
+TEST(Engine, UnsortedJobsAreRefused) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {job("a", 5, 1, 1), job("b", 0, 1, 1)};
+  EXPECT_THROW(Engine(cluster, jobs), InvariantError);
+}
+
+TEST(Engine, RequestedRuntimeFallsBackToTruthAndCountsIt) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {job("a", 0, 10, 1, "", 30), job("b", 0, 10, 1)};
+  Engine engine(cluster, jobs, {.runtime = RuntimeKnowledge::requested});
+  EXPECT_EQ(engine.job(0).estimate, 30);
+  EXPECT_EQ(engine.job(1).estimate, 10);
+  EXPECT_EQ(engine.estimate_fallbacks(), 1u);
+}
+
+}  // namespace
+}  // namespace rltune::sim

@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "helpers.h"
+#include "report/outputs.h"
+
+namespace rltune::metrics {
+namespace {
+
+using testing::job;
+
+TEST(Metrics, QuantilesInterpolateLikeNumpy) {
+  EXPECT_DOUBLE_EQ(quantile({}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(quantile({5}, 0.99), 5);
+  EXPECT_DOUBLE_EQ(quantile({1, 2, 3, 4}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 1.0), 4);
+  EXPECT_DOUBLE_EQ(quantile({0, 10}, 0.95), 9.5);
+}
+
+TEST(Metrics, SummaryFollowsTheContractDefinitions) {
+  // 1 node x 4 GPUs. a: 0-100 (4 GPUs). b: submit 0, waits 100, runs 5 s (bsld uses max(5,10)=10).
+  // c: rejected (8 GPUs).
+  const auto cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n");
+  const auto out = testing::simulate(cluster, {job("a", 0, 100, 4), job("b", 0, 5, 2), job("c", 1, 5, 8)}, testing::profile("fcfs"));
+  const Summary s = summarize(out.run);
+  EXPECT_EQ(s.jobs_total, 3u);
+  EXPECT_EQ(s.jobs_completed, 2u);
+  EXPECT_EQ(s.jobs_rejected, 1u);
+  EXPECT_DOUBLE_EQ(s.avg_wait_s, 50);
+  EXPECT_DOUBLE_EQ(s.avg_jct_s, (100 + 105) / 2.0);
+  EXPECT_DOUBLE_EQ(s.avg_bsld, (1 + 105 / 10.0) / 2);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 105);
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, (100.0 * 4 + 5.0 * 2) / (4 * 105));
+  // The node is partly used (2 of 4 GPUs) during b's 5 s out of 105 s.
+  EXPECT_DOUBLE_EQ(s.avg_fragmentation, 5.0 / 105);
+  EXPECT_GE(s.decisions, 2u);
+}
+
+TEST(Metrics, AggregateWeightsWindowsBySpan) {
+  const auto cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 2}\n");
+  const auto w1 = testing::simulate(cluster, {job("a", 0, 10, 2)}, testing::profile("fcfs"));  // util 1 over 10 s
+  const auto w2 = testing::simulate(cluster, {job("b", 0, 30, 1)}, testing::profile("fcfs"));  // util 0.5 over 30 s
+  const Summary s = summarize(std::vector<const RunMetrics*>{&w1.run, &w2.run});
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, (20.0 + 30.0) / (2 * 10 + 2 * 30));
+  EXPECT_DOUBLE_EQ(s.makespan_s, 20);
+  EXPECT_DOUBLE_EQ(s.avg_jct_s, 20);
+}
+
+TEST(Outputs, JobsCsvAndSummaryJsonFollowTheContract) {
+  const auto cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n");
+  const auto out = testing::simulate(cluster, {job("a", 0, 100, 4), job("b,2", 0, 5, 2), job("c", 1, 5, 8)}, testing::profile("fcfs"));
+  std::ostringstream csv;
+  report::write_jobs_csv(csv, {&out.run});
+  std::istringstream lines(csv.str());
+  std::string header, a, b, c;
+  std::getline(lines, header);
+  std::getline(lines, a);
+  std::getline(lines, b);
+  std::getline(lines, c);
+  EXPECT_EQ(header, "window,job_id,pool,num_gpus,submit_time,start_time,end_time,wait_s,jct_s,bsld,placement,status,reason");
+  EXPECT_EQ(a, "all,a,p,4,0,0,100,0,100,1,p-0:4,completed,");
+  EXPECT_EQ(b, "all,\"b,2\",p,2,0,100,105,100,105,10.5,p-0:2,completed,");
+  EXPECT_EQ(c.rfind("all,c,,8,1,,,,,,,rejected,too_many_gpus", 0), 0u) << c;
+
+  const auto json = report::summary_json({&out.run});
+  ASSERT_EQ(json["windows"].size(), 1u);
+  EXPECT_EQ(json["windows"][0]["window"], "all");
+  const std::vector<std::string> keys = {"jobs_total", "jobs_completed", "jobs_rejected", "avg_wait_s", "p50_wait_s",
+                                         "p95_wait_s", "p99_wait_s", "avg_jct_s", "p95_jct_s", "avg_bsld", "p95_bsld",
+                                         "gpu_utilization", "makespan_s", "avg_fragmentation", "decisions",
+                                         "sim_wall_s", "decision_us_p50", "decision_us_p99"};
+  std::vector<std::string> got;
+  for (auto it = json["aggregate"].begin(); it != json["aggregate"].end(); ++it) got.push_back(it.key());
+  EXPECT_EQ(got, keys);
+  EXPECT_EQ(json["aggregate"]["jobs_rejected"], 1);
+}
+
+}  // namespace
+}  // namespace rltune::metrics

@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/error.h"
+#include "trace/reader.h"
+
+namespace rltune::trace {
+namespace {
+
+Trace read(const std::string& text, ReadOptions options = {}) {
+  std::istringstream in(text);
+  return read_trace(in, "t.csv", options);
+}
+
+std::string error_of(const std::string& text, ReadOptions options = {}) {
+  try {
+    read(text, options);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CanonicalReader, ReadsRequiredAndOptionalColumnsInAnyOrder) {
+  const Trace t = read(
+      "num_gpus,job_id,extra,submit_time,duration,gpu_type,vc,requested_time,num_cpus,memory_mib,user,status\n"
+      "2,b,zzz,20,100,V100|P100,vc1,300,8,1024,alice,done\n"
+      "1,a,zzz,10,50,,,,,,,\n");
+  ASSERT_EQ(t.format, "canonical");
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].id, "a");  // sorted by submit time
+  const JobSpec& b = t.jobs[1];
+  EXPECT_EQ(b.submit, 20);
+  EXPECT_EQ(b.duration, 100);
+  EXPECT_EQ(b.gpus, 2);
+  EXPECT_EQ(b.vc, "vc1");
+  EXPECT_EQ(b.gpu_types, (std::vector<std::string>{"V100", "P100"}));
+  EXPECT_EQ(b.requested_time, 300);
+  EXPECT_EQ(b.cpus, 8);
+  EXPECT_EQ(b.memory_mib, 1024);
+  EXPECT_EQ(b.user, "alice");
+  EXPECT_EQ(b.status, "done");
+  EXPECT_EQ(t.jobs[0].requested_time, -1);
+  EXPECT_TRUE(t.jobs[0].gpu_types.empty());
+}
+
+TEST(CanonicalReader, KeepsTraceOrderForEqualSubmitTimes) {
+  const Trace t = read("job_id,submit_time,duration,num_gpus\nz,5,1,1\ny,5,1,1\nx,1,1,1\n");
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(t.jobs[0].id, "x");
+  EXPECT_EQ(t.jobs[1].id, "z");
+  EXPECT_EQ(t.jobs[2].id, "y");
+}
+
+TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
+  struct Case {
+    std::string text;
+    std::vector<std::string> expected_parts;
+  };
+  const std::string header = "job_id,submit_time,duration,num_gpus\n";
+  const std::vector<Case> cases = {
+      {header + "a,1,abc,1\n", {"t.csv:2", "duration", "'abc'", "not a number"}},
+      {header + "a,1,1,1\nb,2,3,x\n", {"t.csv:3", "num_gpus", "'x'"}},
+      {header + "a,1,1,1\na,2,3,1\n", {"t.csv:3", "job_id", "'a'", "duplicate", "line 2"}},
+      {header + "a,-5,1,1\n", {"t.csv:2", "submit_time", "'-5'", ">= 0"}},
+      {header + ",1,1,1\n", {"t.csv:2", "job_id", "empty"}},
+      {header + "a,1,1,-2\n", {"t.csv:2", "num_gpus"}},
+      {header + "a,1,,2\n", {"t.csv:2", "duration", "empty"}},
+      {"job_id,submit_time,num_gpus\na,1,1\n", {"t.csv:1", "duration", "header"}},
+      {header, {"no jobs"}},
+  };
+  for (const auto& c : cases) {
+    const std::string message = error_of(c.text);
+    for (const auto& part : c.expected_parts) EXPECT_NE(message.find(part), std::string::npos) << message << " / " << part;
+  }
+}
+
+TEST(CanonicalReader, SkipInvalidCountsRowsByReason) {
+  ReadOptions options;
+  options.skip_invalid = true;
+  const Trace t = read("job_id,submit_time,duration,num_gpus\na,1,1,1\nb,x,1,1\nc,y,1,1\na,3,1,1\nd,4,1,2\n", options);
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.skipped.skipped, 3u);
+  ASSERT_EQ(t.skipped.by_reason.size(), 2u);
+  EXPECT_EQ(t.skipped.by_reason[0].second, 2u);  // two bad submit times
+  EXPECT_NE(t.skipped.by_reason[1].first.find("duplicate"), std::string::npos);
+  EXPECT_EQ(t.skipped.examples.size(), 3u);
+}
+
+TEST(CanonicalReader, WriterRoundTrips) {
+  const Trace t = read(
+      "job_id,submit_time,duration,num_gpus,vc,gpu_type,user,num_cpus,memory_mib,requested_time,status\n"
+      "\"a,1\",0,10,1,v,T4|P100,u,4,100,20,ok\n"
+      "b,5,10,2,,,,,,,\n");
+  std::ostringstream out;
+  write_canonical(out, t.jobs);
+  const Trace again = read(out.str());
+  std::ostringstream out2;
+  write_canonical(out2, again.jobs);
+  EXPECT_EQ(out.str(), out2.str());
+  EXPECT_EQ(again.jobs[0].id, "a,1");
+  EXPECT_EQ(again.jobs[0].gpu_types.size(), 2u);
+}
+
+const char* kRltuneRows =
+    "; MaxProcs: 8\n"
+    "deepspeech2-0_1,1201,0,25,8,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n"
+    "\n"
+    "cifar10-1_1,1312,0,34,8,-1,-1,4,60,512,2,4,2,-1,0,-1,-1,3,1\n"
+    "bert-2_1,1432,7,-1,1,-1,-1,-1,-1,-1,2,7,2,-1,0,-1,-1,2,4,9\n";
+
+TEST(RltuneReader, ReadsReferenceColumnsWithReadmeLayout) {
+  const Trace t = read(kRltuneRows);
+  ASSERT_EQ(t.format, "rltune");
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(t.jobs[0].id, "deepspeech2-0_1");
+  EXPECT_EQ(t.jobs[0].submit, 1201);
+  EXPECT_EQ(t.jobs[0].duration, 25);
+  EXPECT_EQ(t.jobs[0].gpus, 8);
+  EXPECT_EQ(t.jobs[0].vc, "");  // column 17 is -1
+  EXPECT_EQ(t.jobs[0].gpu_types, std::vector<std::string>{"T4"});
+  EXPECT_EQ(t.jobs[0].requested_time, -1);
+  EXPECT_EQ(t.jobs[1].vc, "3");
+  EXPECT_EQ(t.jobs[1].gpu_types, std::vector<std::string>{"MISC"});
+  EXPECT_EQ(t.jobs[1].cpus, 4);
+  EXPECT_EQ(t.jobs[1].requested_time, 60);  // kept, not overwritten by the runtime (B2)
+  EXPECT_EQ(t.jobs[1].memory_mib, 512);
+  EXPECT_EQ(t.jobs[2].duration, 10);  // runtime -1 becomes 10 s as in the reference
+  EXPECT_EQ(t.jobs[2].gpu_types, std::vector<std::string>{"V100M32"});
+  EXPECT_EQ(t.jobs[2].user, "7");
+}
+
+TEST(RltuneReader, ColumnLayoutIsSelectable) {
+  ReadOptions options;
+  options.vc_column = 18;  // the reference Helios loader's layout
+  options.gpu_type_column = -1;
+  const Trace t = read(kRltuneRows, options);
+  EXPECT_EQ(t.jobs[0].vc, "0");
+  EXPECT_EQ(t.jobs[1].vc, "1");
+  EXPECT_TRUE(t.jobs[1].gpu_types.empty());
+}
+
+TEST(RltuneReader, RejectsBadRowsWithPosition) {
+  EXPECT_NE(error_of("a,1,0,25,8,-1\n", {.format = "rltune"}).find("t.csv:1"), std::string::npos);
+  EXPECT_NE(error_of("a,1,0,25,8,-1\n", {.format = "rltune"}).find("expected 19 or 20"), std::string::npos);
+  const std::string bad_type = error_of("a,1,0,25,8,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,7\n");
+  EXPECT_NE(bad_type.find("gpu_type"), std::string::npos) << bad_type;
+  EXPECT_NE(bad_type.find("'7'"), std::string::npos) << bad_type;
+  const std::string bad_gpus = error_of("a,1,0,25,eight,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", {.format = "rltune"});
+  EXPECT_NE(bad_gpus.find("num_gpus"), std::string::npos) << bad_gpus;
+}
+
+TEST(Readers, AutoDetectionAndUnknownFormat) {
+  EXPECT_EQ(read("job_id,submit_time,duration,num_gpus\na,1,1,1\n").format, "canonical");
+  EXPECT_EQ(read(kRltuneRows).format, "rltune");
+  EXPECT_NE(error_of("hello world\n").find("cannot tell the trace format"), std::string::npos);
+  const std::string unknown = error_of("x", {.format = "parquet"});
+  EXPECT_NE(unknown.find("unknown trace format 'parquet'"), std::string::npos);
+  EXPECT_NE(unknown.find("canonical"), std::string::npos);
+  EXPECT_THROW(read_trace("/nonexistent/trace.csv", {}), InputError);
+}
+
+}  // namespace
+}  // namespace rltune::trace
