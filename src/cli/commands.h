@@ -9,7 +9,6 @@
 #include "cluster/cluster_spec.h"
 #include "trace/job_spec.h"
 #include "trace/reader.h"
-#include "trace/sample.h"
 
 namespace rltune::cli {
 
@@ -30,10 +29,6 @@ struct TraceArgs {
   // Loads the trace (or makes the sample sized for `cluster`) and logs what was skipped.
   trace::Trace load(const cluster::ClusterSpec& cluster) const;
 };
-
-// Sample-workload options matched to a cluster: its VCs (weighted by GPUs) and size.
-trace::SampleOptions sample_options_for(const cluster::ClusterSpec& cluster, int jobs, unsigned long long seed,
-                                        double load);
 
 Command add_simulate(CLI::App& app);
 Command add_trace_stats(CLI::App& app);

@@ -37,27 +37,8 @@ void TraceArgs::add_options(CLI::App& app) {
       ->check(CLI::Range(0.01, 100.0));
 }
 
-trace::SampleOptions sample_options_for(const cluster::ClusterSpec& cluster, int jobs, unsigned long long seed,
-                                        double load) {
-  trace::SampleOptions o;
-  o.jobs = jobs;
-  o.seed = seed;
-  o.load = load;
-  o.capacity_gpus = cluster.total_gpus();
-  int largest_pool = 0;
-  for (const auto& pool : cluster.pools) {
-    largest_pool = std::max(largest_pool, pool.total_gpus());
-    for (const auto& vc : pool.accepts.vc) {
-      o.vcs.push_back(vc);
-      o.vc_weights.push_back(static_cast<double>(pool.total_gpus()) / static_cast<double>(pool.accepts.vc.size()));
-    }
-  }
-  o.max_gpus = std::min(o.max_gpus, largest_pool);
-  return o;
-}
-
 trace::Trace TraceArgs::load(const cluster::ClusterSpec& cluster) const {
-  if (path.empty()) return trace::make_sample(sample_options_for(cluster, sample_jobs, sample_seed, sample_load));
+  if (path.empty()) return trace::make_sample(cluster::sample_options_for(cluster, sample_jobs, sample_seed, sample_load));
   trace::Trace t = trace::read_trace(path, read);
   if (t.skipped.skipped > 0) {
     spdlog::warn("{}: skipped {} invalid rows", path, t.skipped.skipped);
@@ -146,7 +127,7 @@ struct GenerateArgs {
 
 int run_generate(const GenerateArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
-  const trace::Trace t = trace::make_sample(sample_options_for(cluster, a.jobs, a.seed, a.load));
+  const trace::Trace t = trace::make_sample(cluster::sample_options_for(cluster, a.jobs, a.seed, a.load));
   std::ostringstream text;
   trace::write_canonical(text, t.jobs);
   report::write_file(a.out, text.str());

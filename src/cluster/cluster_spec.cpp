@@ -174,4 +174,23 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
   return parse_cluster(text.str(), name_or_path);
 }
 
+trace::SampleOptions sample_options_for(const ClusterSpec& cluster, int jobs, unsigned long long seed,
+                                        double load) {
+  trace::SampleOptions o;
+  o.jobs = jobs;
+  o.seed = seed;
+  o.load = load;
+  o.capacity_gpus = cluster.total_gpus();
+  int largest_pool = 0;
+  for (const auto& pool : cluster.pools) {
+    largest_pool = std::max(largest_pool, pool.total_gpus());
+    for (const auto& vc : pool.accepts.vc) {
+      o.vcs.push_back(vc);
+      o.vc_weights.push_back(static_cast<double>(pool.total_gpus()) / static_cast<double>(pool.accepts.vc.size()));
+    }
+  }
+  o.max_gpus = std::min(o.max_gpus, largest_pool);
+  return o;
+}
+
 }  // namespace rltune::cluster

@@ -53,17 +53,16 @@ Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, P
 }
 
 void ProfileScheduler::decide(sim::Engine& engine) {
-  const auto queue = engine.queue();
-  order_.assign(queue.begin(), queue.end());
-  priority_->order(engine, order_);
+  const std::span<const JobIndex> order = priority_->order(engine);
   const std::size_t pool_count = engine.cluster_spec().pools.size();
   blocked_.assign(pool_count, 0);
   reservation_.assign(pool_count, kForever);
   std::size_t blocked_count = 0;
   const Seconds now = engine.now();
 
-  for (const JobIndex j : order_) {
+  for (const JobIndex j : order) {
     const sim::SimJob& job = engine.job(j);
+    if (job.state != sim::JobState::queued) continue;  // started since the order was built
     const int gpus = job.spec->gpus;
     // 1. Pools no earlier job blocks.
     pools_.clear();

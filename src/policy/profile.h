@@ -53,7 +53,6 @@ class ProfileScheduler final : public sim::Scheduler {
   std::unique_ptr<PriorityPolicy> priority_;
   std::unique_ptr<PlacementPolicy> placement_;
   // Scratch reused across decisions.
-  std::vector<JobIndex> order_;
   std::vector<char> blocked_;
   std::vector<Seconds> reservation_;  // per pool; kForever = none
   std::vector<PoolId> pools_;

@@ -1,5 +1,7 @@
 #include "policy/placement/placement.h"
 
+#include <algorithm>
+
 #include "policy/placement/enumerate.h"
 
 namespace rltune::policy {
@@ -21,15 +23,27 @@ class GreedyPlacement final : public PlacementPolicy {
       result.status = PlaceStatus::never_fits;
       return result;
     }
+    const auto consider = [&](PoolId p, std::span<const cluster::Share> shares) {
+      if (result.status != PlaceStatus::placed || lexicographically_less(shares, result.placement.shares)) {
+        result.status = PlaceStatus::placed;
+        result.placement.pool = p;
+        result.placement.shares.assign(shares.begin(), shares.end());
+      }
+    };
     for (const PoolId p : pools) {
       if (state.pool_free_total(p) < gpus) continue;
-      enumerate(snapshot(state, p), gpus, /*relax=*/false, [&](std::span<const cluster::Share> shares) {
-        if (result.status != PlaceStatus::placed || lexicographically_less(shares, result.placement.shares)) {
-          result.status = PlaceStatus::placed;
-          result.placement.pool = p;
-          result.placement.shares.assign(shares.begin(), shares.end());
+      const cluster::PoolSpec& pool = state.spec().pools[p];
+      if (gpus <= pool.gpus_per_node) {
+        // One node: the smallest list is the lowest-id node with enough free GPUs (first fit).
+        const auto free = state.pool_free(p);
+        const auto it = std::find_if(free.begin(), free.end(), [gpus](int f) { return f >= gpus; });
+        if (it != free.end()) {
+          const cluster::Share share{pool.first_node + static_cast<NodeId>(it - free.begin()), gpus};
+          consider(p, std::span(&share, 1));
         }
-      });
+        continue;
+      }
+      enumerate(snapshot(state, p), gpus, /*relax=*/false, [&](std::span<const cluster::Share> shares) { consider(p, shares); });
     }
     return result;
   }

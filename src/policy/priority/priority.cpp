@@ -56,34 +56,74 @@ class KeyPriority final : public PriorityPolicy {
   KeyPriority(const PriorityKeyDef& def, const PriorityOptions& options) : def_(def), options_(options) {}
 
   void reset() override {
+    sorted_.clear();
     keys_.clear();
-    known_.clear();
+    head_ = 0;
+    last_seen_ = -1;
   }
 
-  void order(const sim::Engine& engine, std::vector<JobIndex>& queue) override {
+  std::span<const JobIndex> order(const sim::Engine& engine) override {
     if (keys_.size() != engine.job_count()) {
-      keys_.assign(engine.job_count(), Key{});
-      known_.assign(engine.job_count(), false);
+      reset();
+      keys_.resize(engine.job_count());
     }
-    const double cluster_gpus = engine.cluster_spec().total_gpus();
-    for (const JobIndex j : queue) {
-      if (!def_.time_dependent && known_[j]) continue;
-      const sim::SimJob& job = engine.job(j);
-      const JobFacts facts{static_cast<double>(job.spec->submit), static_cast<double>(job.estimate),
-                           static_cast<double>(job.spec->gpus), static_cast<double>(engine.now() - job.spec->submit),
-                           cluster_gpus};
-      keys_[j] = def_.key(facts, options_);
-      known_[j] = true;
+    const auto queue = engine.queue();
+    if (def_.time_dependent) {
+      // Keys change with time: recompute them all and sort.
+      sorted_.assign(queue.begin(), queue.end());
+      for (const JobIndex j : sorted_) keys_[j] = key_of(engine, j);
+      head_ = 0;
+      std::sort(sorted_.begin(), sorted_.end(), less());
+      return sorted_;
     }
-    const auto less = [this](JobIndex a, JobIndex b) { return keys_[a] != keys_[b] ? keys_[a] < keys_[b] : a < b; };
-    if (!std::is_sorted(queue.begin(), queue.end(), less)) std::sort(queue.begin(), queue.end(), less);
+    const auto stale = [&](JobIndex j) { return engine.job(j).state != sim::JobState::queued; };
+    // Started jobs stay in the list until cheap to drop: leading ones at once (FCFS-like orders start
+    // from the front), the rest once they make up half the list (amortised O(1) per start).
+    while (head_ < sorted_.size() && stale(sorted_[head_])) ++head_;
+    if (sorted_.size() - head_ > 2 * queue.size() + 16 || head_ > sorted_.size() / 2) {
+      sorted_.erase(sorted_.begin(), sorted_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+      std::erase_if(sorted_, stale);
+    }
+    // New arrivals are the queue's tail (arrivals come in index order): sort them, then merge.
+    std::size_t fresh = 0;
+    while (fresh < queue.size() && queue[queue.size() - 1 - fresh] > last_seen_) ++fresh;
+    if (fresh > 0) {
+      const auto old_end = static_cast<std::ptrdiff_t>(sorted_.size());
+      for (std::size_t i = queue.size() - fresh; i < queue.size(); ++i) {
+        keys_[queue[i]] = key_of(engine, queue[i]);
+        sorted_.push_back(queue[i]);
+      }
+      last_seen_ = queue.back();
+      std::sort(sorted_.begin() + old_end, sorted_.end(), less());
+      std::inplace_merge(sorted_.begin() + static_cast<std::ptrdiff_t>(head_), sorted_.begin() + old_end, sorted_.end(),
+                         less());
+    }
+    return std::span<const JobIndex>(sorted_).subspan(head_);
+    return sorted_;
   }
 
  private:
+  Key key_of(const sim::Engine& engine, JobIndex j) const {
+    const sim::SimJob& job = engine.job(j);
+    const JobFacts facts{static_cast<double>(job.spec->submit), static_cast<double>(job.estimate),
+                         static_cast<double>(job.spec->gpus), static_cast<double>(engine.now() - job.spec->submit),
+                         static_cast<double>(engine.cluster_spec().total_gpus())};
+    return def_.key(facts, options_);
+  }
+  // Serving order: smaller key first, then arrival (job index).
+  struct Before {
+    const std::vector<Key>* keys;
+    bool operator()(JobIndex a, JobIndex b) const { return (*keys)[a] != (*keys)[b] ? (*keys)[a] < (*keys)[b] : a < b; }
+  };
+  Before less() const { return Before{&keys_}; }
+
   const PriorityKeyDef& def_;
   PriorityOptions options_;
-  std::vector<Key> keys_;
-  std::vector<bool> known_;
+  std::vector<Key> keys_;        // by job index
+  std::vector<JobIndex> sorted_;  // serving order from head_; may hold jobs that already started
+  std::size_t head_ = 0;          // entries before it have all started
+  JobIndex last_seen_ = -1;       // highest job index already in sorted_
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Queue orderings (SPEC section 5, with the fixes of DESIGN.md section 2): every wait is the simulated
 // wait (now - submit) and every runtime is the engine's estimate, never the true duration.
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,11 @@ class PriorityPolicy {
   virtual ~PriorityPolicy() = default;
   // Forgets per-run state; called before each run.
   virtual void reset() {}
-  // Reorders `queue` (given in arrival order) so that the job to serve first comes first. Ties keep
-  // arrival order, so the result is deterministic.
-  virtual void order(const sim::Engine& engine, std::vector<JobIndex>& queue) = 0;
+  // The engine's queue in serving order (first = served first; ties keep arrival order). The list may
+  // also hold jobs that have left the queue since the last call (started): callers skip every job whose
+  // state is not queued. Valid until the next call; policies keep it incrementally, so a decision does
+  // not cost a sort of the whole queue.
+  virtual std::span<const JobIndex> order(const sim::Engine& engine) = 0;
 };
 
 // What a key function sees of a job.

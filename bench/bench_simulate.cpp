@@ -1,0 +1,107 @@
+// Whole-simulation benchmarks on the helios preset with the sample workload: the cost of the engine plus
+// a heuristic profile, per full trace (BM_FcfsGreedyHelios*) and per 256-job window (BM_Window256*).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "cluster/cluster_spec.h"
+#include "policy/profile.h"
+#include "policy/registry.h"
+#include "sim/engine.h"
+#include "trace/sample.h"
+
+namespace {
+
+using namespace rltune;
+
+constexpr int kSampleJobs = 20000;
+constexpr std::size_t kWindow = 256;
+
+// Built once and shared: loading the preset and generating the trace is not what we measure.
+struct Helios {
+  cluster::ClusterSpec cluster;
+  trace::Trace trace;
+};
+
+const Helios& helios() {
+  static const Helios h = [] {
+    policy::register_builtins();
+    Helios x;
+    x.cluster = cluster::load_cluster("helios");
+    x.trace = trace::make_sample(cluster::sample_options_for(x.cluster, kSampleJobs, /*seed=*/1, /*load=*/0.9));
+    return x;
+  }();
+  return h;
+}
+
+// Counts scheduler calls and job starts: the throughput units of the full-trace benchmarks.
+class CountingObserver final : public sim::Observer {
+ public:
+  void on_start(Seconds, JobIndex) override { ++starts; }
+  void on_decision(Seconds, double) override { ++decisions; }
+  std::size_t starts = 0, decisions = 0;
+};
+
+policy::ProfileOptions profile(const std::string& priority, policy::Blocking blocking, bool backfill) {
+  policy::ProfileOptions o;
+  o.priority = priority;
+  o.placement = "greedy";
+  o.blocking = blocking;
+  o.backfill = backfill;
+  return o;
+}
+
+// One iteration = one simulation of the whole 20000-job sample.
+void run_full_trace(benchmark::State& state, policy::Blocking blocking) {
+  const Helios& h = helios();
+  auto scheduler = policy::make_profile(profile("fcfs", blocking, /*backfill=*/false));
+  std::size_t decisions = 0, starts = 0;
+  for (auto _ : state) {
+    sim::Engine engine(h.cluster, h.trace.jobs);
+    CountingObserver counter;
+    engine.add_observer(&counter);
+    engine.run(*scheduler);
+    decisions += counter.decisions;
+    starts += counter.starts;
+    benchmark::DoNotOptimize(engine.now());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(decisions));  // items/s = decisions per second
+  state.counters["jobs_started"] = benchmark::Counter(static_cast<double>(starts), benchmark::Counter::kIsRate);
+}
+
+void BM_FcfsGreedyHelios(benchmark::State& state) { run_full_trace(state, policy::Blocking::global); }
+void BM_FcfsGreedyHeliosPoolBlocking(benchmark::State& state) { run_full_trace(state, policy::Blocking::pool); }
+BENCHMARK(BM_FcfsGreedyHelios)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FcfsGreedyHeliosPoolBlocking)->Unit(benchmark::kMillisecond);
+
+// One iteration = one 256-job window; iterations cycle through the sample's complete windows so the
+// reported time is an average over different windows, not one window's best case.
+void run_windows(benchmark::State& state, const policy::ProfileOptions& options) {
+  const Helios& h = helios();
+  const std::span<const trace::JobSpec> jobs = h.trace.jobs;
+  const std::size_t windows = jobs.size() / kWindow;
+  auto scheduler = policy::make_profile(options);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    sim::Engine engine(h.cluster, jobs.subspan(i * kWindow, kWindow));
+    engine.run(*scheduler);
+    benchmark::DoNotOptimize(engine.now());
+    i = (i + 1) % windows;
+  }
+}
+
+void BM_Window256(benchmark::State& state) { run_windows(state, profile("fcfs", policy::Blocking::global, false)); }
+void BM_Window256Sjf(benchmark::State& state) { run_windows(state, profile("sjf", policy::Blocking::global, false)); }
+void BM_Window256F1(benchmark::State& state) { run_windows(state, profile("f1", policy::Blocking::global, false)); }
+void BM_Window256Backfill(benchmark::State& state) {
+  run_windows(state, profile("fcfs", policy::Blocking::global, /*backfill=*/true));
+}
+BENCHMARK(BM_Window256)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Window256Sjf)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Window256F1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Window256Backfill)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
