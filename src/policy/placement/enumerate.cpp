@@ -65,7 +65,8 @@ class Enumerator {
 
   // Every non-increasing vector of k positive ints <= cap summing to total, largest first element first.
   void partitions(int total, int k, int cap, int g, int rem_after, int used_after) {
-    auto& shares = plan_.back().shares;
+    // By index, not reference: the recursion below appends to plan_ and may reallocate it.
+    const std::size_t part = plan_.size() - 1;
     if (k == 0) {
       if (total == 0) rec(g + 1, rem_after, used_after);
       return;
@@ -73,9 +74,9 @@ class Enumerator {
     const int hi = std::min(cap, total - (k - 1));
     const int lo = (total + k - 1) / k;
     for (int first = hi; first >= lo; --first) {
-      shares.push_back(first);
+      plan_[part].shares.push_back(first);
       partitions(total - first, k - 1, first, g, rem_after, used_after);
-      shares.pop_back();
+      plan_[part].shares.pop_back();
     }
   }
 
