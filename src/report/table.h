@@ -12,7 +12,8 @@ namespace rltune::report {
 std::string human_duration(double seconds);
 
 // One row per policy: completed/rejected jobs, waits, JCT, slowdown, utilisation, fragmentation and
-// decision speed, with the best value of each lower-is-better column marked by '*', and a legend.
+// decision speed, with the best value of each column marked by '*', each row's change against the
+// first row, and a legend.
 void print_comparison(std::ostream& out, const std::vector<std::pair<std::string, metrics::Summary>>& rows);
 
 }  // namespace rltune::report
