@@ -71,10 +71,21 @@ TEST(Golden, PoolBlockingKeepsOtherPoolsServed) {
   expect_schedule(out, {{"a", 0, 100}, {"b", 100, 110}, {"c", 5, 15, "B-0:2"}});
 }
 
-TEST(Golden, GlobalBlockingWithBackfillServesUnreservedPools) {
-  // b reserves pool A only; pool B has no reservation, so c backfills there at once.
+TEST(Golden, GlobalBlockingWithBackfillServesJobsEndingBeforeTheReservation) {
+  // b's reservation (100) binds every pool under global blocking; c ends at 15 <= 100, so it backfills.
   const auto out = testing::simulate(testing::cluster_from(kTwoPools), pools_trace(), testing::profile("fcfs", Blocking::global, true));
   expect_schedule(out, {{"a", 0, 100}, {"b", 100, 110}, {"c", 5, 15}});
+}
+
+TEST(Golden, GlobalReservationHoldsLongJobsInOtherPoolsButPoolBlockingDoesNot) {
+  // c now runs 500 s: 5 + 500 > 100, so under global blocking it waits for b (the reference's EASY);
+  // under pool blocking with backfill, pool B is not blocked at all and c starts at 5.
+  auto jobs = pools_trace();
+  jobs[2].duration = 500;
+  const auto global = testing::simulate(testing::cluster_from(kTwoPools), jobs, testing::profile("fcfs", Blocking::global, true));
+  expect_schedule(global, {{"a", 0, 100}, {"b", 100, 110}, {"c", 100, 600}});
+  const auto pool = testing::simulate(testing::cluster_from(kTwoPools), jobs, testing::profile("fcfs", Blocking::pool, true));
+  expect_schedule(pool, {{"a", 0, 100}, {"b", 100, 110}, {"c", 5, 505}});
 }
 
 // Pool blocking with backfill: every blocked pool keeps its own reservation.

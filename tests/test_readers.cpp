@@ -45,6 +45,12 @@ TEST(CanonicalReader, ReadsRequiredAndOptionalColumnsInAnyOrder) {
   EXPECT_TRUE(t.jobs[0].gpu_types.empty());
 }
 
+TEST(CanonicalReader, AcceptsAUtf8ByteOrderMark) {
+  const Trace t = read("\xEF\xBB\xBFjob_id,submit_time,duration,num_gpus\na,1,1,1\n");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].id, "a");
+}
+
 TEST(CanonicalReader, KeepsTraceOrderForEqualSubmitTimes) {
   const Trace t = read("job_id,submit_time,duration,num_gpus\nz,5,1,1\ny,5,1,1\nx,1,1,1\n");
   ASSERT_EQ(t.jobs.size(), 3u);
@@ -69,6 +75,8 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       {header + "a,1,,2\n", {"t.csv:2", "duration", "empty"}},
       {"job_id,submit_time,num_gpus\na,1,1\n", {"t.csv:1", "duration", "header"}},
       {header, {"no jobs"}},
+      {header + "a,9223372036854775807,10,1\n", {"t.csv:2", "submit_time", "out of range"}},
+      {header + "a,1,99999999999999,1\n", {"t.csv:2", "duration", "out of range"}},
   };
   for (const auto& c : cases) {
     const std::string message = error_of(c.text);

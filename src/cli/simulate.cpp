@@ -1,6 +1,7 @@
 // `rltune simulate`: run scheduler profiles over windows of a trace and write jobs.csv / summary.json.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -42,9 +43,9 @@ std::vector<Window> parse_windows(const std::vector<std::string>& texts, std::si
     }
     if (start < 0 || length < 1)
       throw InputError(fmt::format("--window '{}': expected START:LEN with START >= 0 and LEN >= 1", text));
-    if (static_cast<std::size_t>(start + length) > job_count)
+    if (static_cast<std::size_t>(start) >= job_count || static_cast<std::size_t>(length) > job_count - start)
       throw InputError(fmt::format("--window '{}': the trace has only {} jobs", text, job_count));
-    windows.push_back({static_cast<std::size_t>(start), static_cast<std::size_t>(length), text});
+    windows.push_back({static_cast<std::size_t>(start), static_cast<std::size_t>(length), fmt::format("{}:{}", start, length)});
   }
   return windows;
 }
@@ -79,7 +80,9 @@ int run_simulate(const SimulateArgs& a) {
   const auto windows = parse_windows(a.windows, trace.jobs.size());
   sim::EngineOptions engine_options;
   engine_options.runtime = sim::parse_runtime_knowledge(a.runtime);
-  if (a.multifactor.max_age_s <= 0) throw InputError("--mf-max-age must be > 0");
+  const auto& mf = a.multifactor;
+  if (!std::isfinite(mf.age_weight) || !std::isfinite(mf.size_weight) || !std::isfinite(mf.max_age_s) || mf.max_age_s <= 0)
+    throw InputError("--mf-age-weight, --mf-size-weight and --mf-max-age must be finite, and --mf-max-age > 0");
 
   std::vector<policy::ProfileOptions> profiles;
   for (const auto& name : split_list(a.policies)) {

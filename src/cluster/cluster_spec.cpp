@@ -72,6 +72,10 @@ std::string admission_problem(const ClusterSpec& cluster, const trace::JobSpec& 
 
 namespace {
 
+// Bounds that keep every count and total inside an int.
+constexpr long long kMaxNodes = 1'000'000, kMaxGpusPerNode = 1024, kMaxCpusPerNode = 1'000'000,
+                    kMaxMemoryMib = 1'000'000'000'000, kMaxClusterGpus = 1'000'000'000;
+
 struct YamlContext {
   const std::string& source;
   [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& message) const {
@@ -89,14 +93,14 @@ struct YamlContext {
       }
     }
   }
-  long long integer(const YAML::Node& node, const std::string& path, long long min) const {
+  long long integer(const YAML::Node& node, const std::string& path, long long min, long long max) const {
     long long v = 0;
     try {
       v = node.as<long long>();
     } catch (const YAML::Exception&) {
       fail(node, path, "must be an integer");
     }
-    if (v < min) fail(node, path, fmt::format("must be >= {} (got {})", min, v));
+    if (v < min || v > max) fail(node, path, fmt::format("must be between {} and {} (got {})", min, max, v));
     return v;
   }
   std::string text(const YAML::Node& node, const std::string& path) const {
@@ -134,11 +138,11 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
     pool.name = ctx.text(p["name"], path + ".name");
     if (!names.insert(pool.name).second) ctx.fail(p["name"], path + ".name", "duplicate pool name '" + pool.name + "'");
     if (p["gpu_type"]) pool.gpu_type = ctx.text(p["gpu_type"], path + ".gpu_type");
-    pool.nodes = static_cast<int>(ctx.integer(p["nodes"], path + ".nodes", 1));
-    pool.gpus_per_node = static_cast<int>(ctx.integer(p["gpus_per_node"], path + ".gpus_per_node", 1));
-    if (p["cpus_per_node"]) pool.cpus_per_node = static_cast<int>(ctx.integer(p["cpus_per_node"], path + ".cpus_per_node", 1));
+    pool.nodes = static_cast<int>(ctx.integer(p["nodes"], path + ".nodes", 1, kMaxNodes));
+    pool.gpus_per_node = static_cast<int>(ctx.integer(p["gpus_per_node"], path + ".gpus_per_node", 1, kMaxGpusPerNode));
+    if (p["cpus_per_node"]) pool.cpus_per_node = static_cast<int>(ctx.integer(p["cpus_per_node"], path + ".cpus_per_node", 1, kMaxCpusPerNode));
     if (p["memory_mib_per_node"])
-      pool.memory_mib_per_node = ctx.integer(p["memory_mib_per_node"], path + ".memory_mib_per_node", 1);
+      pool.memory_mib_per_node = ctx.integer(p["memory_mib_per_node"], path + ".memory_mib_per_node", 1, kMaxMemoryMib);
     if (const YAML::Node a = p["accepts"]) {
       ctx.only_keys(a, path + ".accepts", {"vc", "min_gpus", "max_gpus"});
       if (const YAML::Node vc = a["vc"]) {
@@ -147,11 +151,14 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
           for (std::size_t k = 0; k < vc.size(); ++k) pool.accepts.vc.push_back(ctx.text(vc[k], path + ".accepts.vc"));
         else ctx.fail(vc, path + ".accepts.vc", "must be a string or a list of strings");
       }
-      if (a["min_gpus"]) pool.accepts.min_gpus = static_cast<int>(ctx.integer(a["min_gpus"], path + ".accepts.min_gpus", 0));
-      if (a["max_gpus"]) pool.accepts.max_gpus = static_cast<int>(ctx.integer(a["max_gpus"], path + ".accepts.max_gpus", 1));
+      if (a["min_gpus"]) pool.accepts.min_gpus = static_cast<int>(ctx.integer(a["min_gpus"], path + ".accepts.min_gpus", 0, kMaxGpusPerNode * kMaxNodes));
+      if (a["max_gpus"]) pool.accepts.max_gpus = static_cast<int>(ctx.integer(a["max_gpus"], path + ".accepts.max_gpus", 1, kMaxGpusPerNode * kMaxNodes));
     }
     pool.first_node = next_node;
     next_node += pool.nodes;
+    if (next_node > kMaxNodes) ctx.fail(p, path + ".nodes", fmt::format("the cluster has more than {} nodes", kMaxNodes));
+    if (static_cast<long long>(spec.total_gpus()) + static_cast<long long>(pool.nodes) * pool.gpus_per_node > kMaxClusterGpus)
+      ctx.fail(p, path, fmt::format("the cluster has more than {} GPUs", kMaxClusterGpus));
     spec.pools.push_back(std::move(pool));
   }
   return spec;

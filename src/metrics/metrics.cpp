@@ -52,6 +52,11 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
   out.cluster_nodes = spec.total_nodes();
   Recorder recorder(out);
   engine.add_observer(&recorder);
+  struct Detach {  // the engine must not keep a pointer to the recorder after we return
+    sim::Engine& engine;
+    sim::Observer* observer;
+    ~Detach() { engine.remove_observer(observer); }
+  } detach{engine, &recorder};
   const auto begin = std::chrono::steady_clock::now();
   engine.run(scheduler);
   out.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

@@ -102,7 +102,10 @@ void ProfileScheduler::decide(sim::Engine& engine) {
           best_time = t;
         }
       }
-      reservation_[best] = best_time;
+      // Global blocking: one reservation that every backfilled job must respect, whatever its pool
+      // (the reference's EASY). Pool blocking: the reservation binds only the pool it is in.
+      if (options_.blocking == Blocking::global) reservation_.assign(pool_count, best_time);
+      else reservation_[best] = best_time;
     }
     for (PoolId p = 0; p < static_cast<PoolId>(pool_count); ++p) {
       const bool blocks = options_.blocking == Blocking::global ||

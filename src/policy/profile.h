@@ -33,8 +33,9 @@ struct ProfileOptions {
 //  2. else, with backfilling, start it in a blocked pool if it fits now and that pool has no reservation
 //     or J's estimated end is no later than the reservation (EASY: it cannot delay the reserved job);
 //  3. else J blocks: with global blocking every pool (only the first such job), with pool blocking the
-//     pools J may use that were still open. With backfilling, J reserves the pool where it can start
-//     earliest (the shadow time, from running jobs' estimated ends).
+//     pools J may use that were still open. With backfilling, J gets a reservation at the earliest time
+//     it can start (the shadow time, from running jobs' estimated ends, in its best pool). Under global
+//     blocking that reservation binds every pool, as in the reference; under pool blocking, only that pool.
 class ProfileScheduler final : public sim::Scheduler {
  public:
   ProfileScheduler(ProfileOptions options, std::unique_ptr<PriorityPolicy> priority,

@@ -72,6 +72,7 @@ class Engine {
   Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EngineOptions options = {});
 
   void add_observer(Observer* observer) { observers_.push_back(observer); }
+  void remove_observer(Observer* observer) { std::erase(observers_, observer); }
 
   // Runs the whole simulation with `scheduler`. Throws InvariantError if the scheduler leaves jobs
   // queued on an idle cluster with nothing left to happen (it would stall forever).

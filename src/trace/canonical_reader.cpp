@@ -36,7 +36,7 @@ bool detect_canonical(const std::string& first_line) {
   std::vector<std::string> fields;
   csv::split(first_line, ',', fields);
   for (const auto& f : fields)
-    if (csv::trim(f) == "job_id") return true;
+    if (csv::trim(f) == "job_id" || csv::trim(f) == "\xEF\xBB\xBFjob_id") return true;
   return false;
 }
 
@@ -51,6 +51,7 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     ++line_no;
     const auto trimmed = csv::trim(line);
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == '#') continue;
+    if (!have_header && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 byte-order mark
     csv::split(line, ',', fields);
     if (!have_header) {
       for (std::size_t i = 0; i < fields.size(); ++i)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -29,6 +30,12 @@ void RowSink::add(JobSpec job) {
   if (job.id.empty()) return bad_row(line, "job_id", "", "is empty");
   if (job.submit < 0) return bad_row(line, "submit_time", std::to_string(job.submit), "must be >= 0");
   if (job.gpus < 0) return bad_row(line, "num_gpus", std::to_string(job.gpus), "must be >= 0");
+  // About 31,700 years: far beyond any trace, and far from overflowing time arithmetic.
+  constexpr Seconds kMaxTime = 1'000'000'000'000;
+  for (const auto& [field, value] : {std::pair{"submit_time", job.submit}, std::pair{"duration", job.duration},
+                                     std::pair{"requested_time", job.requested_time}})
+    if (value > kMaxTime || value < -kMaxTime)
+      return bad_row(line, field, std::to_string(value), "is out of range (at most 1e12 seconds)");
   const auto [it, inserted] = line_of_id_.emplace(job.id, line);
   if (!inserted)
     return bad_row(line, "job_id", job.id, fmt::format("is a duplicate of the job on line {}", it->second));
@@ -97,6 +104,11 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
 Trace read_trace(const std::string& path, const ReadOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the trace file", path));
+  if (in.tellg() < 0) {  // a pipe: auto-detection must re-read the first line, so buffer it all
+    std::stringstream buffered;
+    buffered << in.rdbuf();
+    return read_trace(buffered, path, options);
+  }
   return read_trace(in, path, options);
 }
 
