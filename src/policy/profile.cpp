@@ -29,9 +29,13 @@ ProfileScheduler::ProfileScheduler(ProfileOptions options, std::unique_ptr<Prior
 
 void ProfileScheduler::begin_run(const sim::Engine&) { priority_->reset(); }
 
-void ProfileScheduler::start(sim::Engine& engine, JobIndex job, const cluster::Placement& placement) {
-  const std::string problem = engine.start(job, placement);
+bool ProfileScheduler::try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools) {
+  if (pools.empty()) return false;
+  const PlaceResult r = placement_->place(engine.cluster(), engine.job(job).spec->gpus, pools);
+  if (r.status != PlaceStatus::placed) return false;
+  const std::string problem = engine.start(job, r.placement);
   RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
+  return true;
 }
 
 Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool) const {
@@ -63,31 +67,18 @@ void ProfileScheduler::decide(sim::Engine& engine) {
   for (const JobIndex j : order) {
     const sim::SimJob& job = engine.job(j);
     if (job.state != sim::JobState::queued) continue;  // started since the order was built
-    const int gpus = job.spec->gpus;
     // 1. Pools no earlier job blocks.
     pools_.clear();
     for (const PoolId p : job.eligible)
       if (!blocked_[p]) pools_.push_back(p);
     const bool has_open_pool = !pools_.empty();
-    if (has_open_pool) {
-      PlaceResult r = placement_->place(engine.cluster(), gpus, pools_);
-      if (r.status == PlaceStatus::placed) {
-        start(engine, j, r.placement);
-        continue;
-      }
-    }
+    if (try_start(engine, j, pools_)) continue;
     // 2. Backfill into blocked pools without delaying their reservation.
     if (options_.backfill) {
       pools_.clear();
       for (const PoolId p : job.eligible)
         if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) pools_.push_back(p);
-      if (!pools_.empty()) {
-        PlaceResult r = placement_->place(engine.cluster(), gpus, pools_);
-        if (r.status == PlaceStatus::placed) {
-          start(engine, j, r.placement);
-          continue;
-        }
-      }
+      if (try_start(engine, j, pools_)) continue;
     }
     if (!has_open_pool) continue;
     // 3. J blocks. With backfilling it reserves the open pool where it can start first.

@@ -48,7 +48,8 @@ class ProfileScheduler final : public sim::Scheduler {
  private:
   // Earliest time (by estimates) at which `job` fits in `pool`, releasing running jobs in order of estimated end.
   Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool) const;
-  void start(sim::Engine& engine, JobIndex job, const cluster::Placement& placement);
+  // Places `job` in one of `pools` and starts it; false when it does not fit there now.
+  bool try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools);
 
   ProfileOptions options_;
   std::unique_ptr<PriorityPolicy> priority_;
