@@ -13,6 +13,12 @@ Trace read(const std::string& text, ReadOptions options = {}) {
   return read_trace(in, "t.csv", options);
 }
 
+ReadOptions format(const std::string& name) {
+  ReadOptions o;
+  o.format = name;
+  return o;
+}
+
 std::string error_of(const std::string& text, ReadOptions options = {}) {
   try {
     read(text, options);
@@ -150,12 +156,12 @@ TEST(RltuneReader, ColumnLayoutIsSelectable) {
 }
 
 TEST(RltuneReader, RejectsBadRowsWithPosition) {
-  EXPECT_NE(error_of("a,1,0,25,8,-1\n", {.format = "rltune"}).find("t.csv:1"), std::string::npos);
-  EXPECT_NE(error_of("a,1,0,25,8,-1\n", {.format = "rltune"}).find("expected 19 or 20"), std::string::npos);
+  EXPECT_NE(error_of("a,1,0,25,8,-1\n", format("rltune")).find("t.csv:1"), std::string::npos);
+  EXPECT_NE(error_of("a,1,0,25,8,-1\n", format("rltune")).find("expected 19 or 20"), std::string::npos);
   const std::string bad_type = error_of("a,1,0,25,8,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,7\n");
   EXPECT_NE(bad_type.find("gpu_type"), std::string::npos) << bad_type;
   EXPECT_NE(bad_type.find("'7'"), std::string::npos) << bad_type;
-  const std::string bad_gpus = error_of("a,1,0,25,eight,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", {.format = "rltune"});
+  const std::string bad_gpus = error_of("a,1,0,25,eight,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", format("rltune"));
   EXPECT_NE(bad_gpus.find("num_gpus"), std::string::npos) << bad_gpus;
 }
 
@@ -163,7 +169,7 @@ TEST(Readers, AutoDetectionAndUnknownFormat) {
   EXPECT_EQ(read("job_id,submit_time,duration,num_gpus\na,1,1,1\n").format, "canonical");
   EXPECT_EQ(read(kRltuneRows).format, "rltune");
   EXPECT_NE(error_of("hello world\n").find("cannot tell the trace format"), std::string::npos);
-  const std::string unknown = error_of("x", {.format = "parquet"});
+  const std::string unknown = error_of("x", format("parquet"));
   EXPECT_NE(unknown.find("unknown trace format 'parquet'"), std::string::npos);
   EXPECT_NE(unknown.find("canonical"), std::string::npos);
   EXPECT_THROW(read_trace("/nonexistent/trace.csv", {}), InputError);

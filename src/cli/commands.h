@@ -20,12 +20,18 @@ struct Command {
 
 // Where jobs come from: a trace file, or the built-in sample workload when no file is given.
 struct TraceArgs {
-  std::string path;  // "" = built-in sample
+  std::vector<std::string> paths;  // empty = built-in sample
+  std::string pai_job_table;       // pai format: the job table (same as --trace)
   trace::ReadOptions read;
   int sample_jobs = 2000;
   unsigned long long sample_seed = 1;
   double sample_load = 0.9;
   void add_options(CLI::App& app);
+  bool uses_sample() const { return paths.empty() && pai_job_table.empty(); }
+  // The options that tell how to read a file (format and per-format settings), without the sample ones.
+  void add_format_options(CLI::App& app);
+  // Reads the given files (for commands that take them as arguments); logs what was skipped.
+  trace::Trace read_files(std::vector<std::string> files) const;
   // Loads the trace (or makes the sample sized for `cluster`) and logs what was skipped.
   trace::Trace load(const cluster::ClusterSpec& cluster) const;
 };

@@ -18,35 +18,58 @@
 
 namespace rltune::cli {
 
-void TraceArgs::add_options(CLI::App& app) {
-  app.add_option("--trace", path, "Trace file (default: the built-in sample workload)");
-  app.add_option("--format", read.format, "Trace format: auto, canonical or rltune")->capture_default_str();
+void TraceArgs::add_format_options(CLI::App& app) {
+  std::string names = "auto";
+  for (const auto& r : trace::readers()) names += ", " + r.name;
+  app.add_option("--format", read.format, "Trace format: " + names)->capture_default_str();
   app.add_option("--vc-column", read.vc_column, "rltune format: 0-based VC column, -1 = none")
       ->capture_default_str()
       ->check(CLI::Range(-1, 19));
   app.add_option("--gpu-type-column", read.gpu_type_column, "rltune format: 0-based GPU-type column, -1 = none")
       ->capture_default_str()
       ->check(CLI::Range(-1, 19));
+  app.add_option("--duration-source", read.duration_source,
+                 "gavel format: CSV of real runtimes to sample durations from (e.g. philly_job_distribution.csv)");
+  app.add_option("--gpus-per-proc", read.gpus_per_proc, "swf format: GPUs per SWF processor")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1024.0));
+  app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)");
+  app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)");
   app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping");
+}
+
+void TraceArgs::add_options(CLI::App& app) {
+  app.add_option("--trace", paths, "Trace file(s) of one format (default: the built-in sample workload)");
+  add_format_options(app);
   app.add_option("--sample-jobs", sample_jobs, "Jobs in the built-in sample workload")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000'000));
-  app.add_option("--seed", sample_seed, "Seed of the built-in sample workload")->capture_default_str();
+  app.add_option("--seed", sample_seed, "Seed of the built-in sample workload and of gavel duration sampling")
+      ->capture_default_str();
   app.add_option("--sample-load", sample_load, "Offered load of the built-in sample workload")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 100.0));
 }
 
-trace::Trace TraceArgs::load(const cluster::ClusterSpec& cluster) const {
-  if (path.empty()) return trace::make_sample(cluster::sample_options_for(cluster, sample_jobs, sample_seed, sample_load));
-  trace::Trace t = trace::read_trace(path, read);
+trace::Trace TraceArgs::read_files(std::vector<std::string> files) const {
+  if (!pai_job_table.empty()) files.insert(files.begin(), pai_job_table);
+  trace::ReadOptions options = read;
+  options.seed = sample_seed;
+  if (!options.pai_task_table.empty() && options.format == "auto") options.format = "pai";
+  trace::Trace t = trace::read_traces(files, options);
   if (t.skipped.skipped > 0) {
-    spdlog::warn("{}: skipped {} invalid rows", path, t.skipped.skipped);
+    spdlog::warn("{}: skipped {} rows", t.source, t.skipped.skipped);
     for (const auto& [reason, count] : t.skipped.by_reason) spdlog::warn("  {} x {}", count, reason);
     for (const auto& example : t.skipped.examples) spdlog::info("  e.g. {}", example);
   }
-  if (t.jobs.empty()) throw InputError(path + ": no valid job left after skipping invalid rows");
+  if (t.jobs.empty()) throw InputError(t.source + ": no valid job left after skipping rows");
   return t;
+}
+
+trace::Trace TraceArgs::load(const cluster::ClusterSpec& cluster) const {
+  if (uses_sample())
+    return trace::make_sample(cluster::sample_options_for(cluster, sample_jobs, sample_seed, sample_load));
+  return read_files(paths);
 }
 
 namespace {

@@ -137,7 +137,7 @@ int run_simulate(const SimulateArgs& a) {
       config["trace"] = trace.source;
       config["format"] = trace.format;
       config["rows_skipped"] = trace.skipped.skipped;
-      config["sample_seed"] = a.trace.path.empty() ? report::Json(a.trace.sample_seed) : report::Json(nullptr);
+      config["sample_seed"] = a.trace.uses_sample() ? report::Json(a.trace.sample_seed) : report::Json(nullptr);
       config["policy"] = profile_options.priority;
       config["placement"] = profile_options.placement;
       config["blocking"] = policy::to_string(profile_options.blocking);

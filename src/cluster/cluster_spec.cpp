@@ -10,6 +10,7 @@
 
 #include "cluster/presets.h"
 #include "core/error.h"
+#include "trace/gpu_types.h"
 
 namespace rltune::cluster {
 
@@ -137,7 +138,7 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
     PoolSpec pool;
     pool.name = ctx.text(p["name"], path + ".name");
     if (!names.insert(pool.name).second) ctx.fail(p["name"], path + ".name", "duplicate pool name '" + pool.name + "'");
-    if (p["gpu_type"]) pool.gpu_type = ctx.text(p["gpu_type"], path + ".gpu_type");
+    if (p["gpu_type"]) pool.gpu_type = trace::normalize_gpu_type(ctx.text(p["gpu_type"], path + ".gpu_type"));
     pool.nodes = static_cast<int>(ctx.integer(p["nodes"], path + ".nodes", 1, kMaxNodes));
     pool.gpus_per_node = static_cast<int>(ctx.integer(p["gpus_per_node"], path + ".gpus_per_node", 1, kMaxGpusPerNode));
     if (p["cpus_per_node"]) pool.cpus_per_node = static_cast<int>(ctx.integer(p["cpus_per_node"], path + ".cpus_per_node", 1, kMaxCpusPerNode));

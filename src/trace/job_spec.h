@@ -19,6 +19,8 @@ struct JobSpec {
   long long memory_mib = -1;           // -1 = unspecified
   Seconds requested_time = -1;         // user's runtime estimate (time limit); -1 = unspecified
   std::string status;                  // status in the source trace, "" = unspecified
+  double gpu_demand = -1;              // exact GPU demand where the source has fractions (0.46); -1 = gpus
+  bool censored = false;               // duration is a lower bound (the job was still running at trace end)
   long source_line = 0;                // line in the source file, for messages
 };
 

@@ -2,19 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "trace/formats.h"
+#include "trace/gpu_types.h"
 
 namespace rltune::trace {
 
-// Defined in canonical_reader.cpp and rltune_reader.cpp.
-void read_canonical(std::istream& in, const ReadOptions& options, RowSink& sink);
-bool detect_canonical(const std::string& first_line);
-void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink);
-bool detect_rltune(const std::string& first_line);
 
 RowSink::RowSink(const std::string& file, const ReadOptions& options, Trace& trace)
     : file_(file), options_(options), trace_(trace) {}
@@ -23,6 +21,10 @@ void RowSink::bad_row(long line, const std::string& field, const std::string& va
   const InputError error = InputError::at(file_, line, field, value, message);
   if (!options_.skip_invalid) throw error;
   trace_.skipped.add(field.empty() ? message : field + ": " + message, error.what());
+}
+
+void RowSink::skip(long line, const std::string& reason) {
+  trace_.skipped.add(reason, line > 0 ? fmt::format("{}:{}: {}", file_, line, reason) : file_ + ": " + reason);
 }
 
 void RowSink::add(JobSpec job) {
@@ -36,6 +38,14 @@ void RowSink::add(JobSpec job) {
                                      std::pair{"requested_time", job.requested_time}})
     if (value > kMaxTime || value < -kMaxTime)
       return bad_row(line, field, std::to_string(value), "is out of range (at most 1e12 seconds)");
+  if (job.gpu_demand != -1 && !(job.gpu_demand >= 0 && job.gpu_demand <= 1e6))
+    return bad_row(line, "gpu_demand", std::to_string(job.gpu_demand), "must be between 0 and 1e6 (or empty)");
+  std::vector<std::string> types;
+  for (const auto& t : job.gpu_types) {
+    std::string name = normalize_gpu_type(t);
+    if (!name.empty() && std::find(types.begin(), types.end(), name) == types.end()) types.push_back(std::move(name));
+  }
+  job.gpu_types = std::move(types);
   const auto [it, inserted] = line_of_id_.emplace(job.id, line);
   if (!inserted)
     return bad_row(line, "job_id", job.id, fmt::format("is a duplicate of the job on line {}", it->second));
@@ -101,6 +111,38 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
   return trace;
 }
 
+Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& options) {
+  if (paths.empty()) throw InputError("no trace file given");
+  if (paths.size() == 1) return read_trace(paths.front(), options);
+  Trace all;
+  std::unordered_map<std::string, std::string> file_of_id;  // duplicate detection only, never iterated
+  for (const auto& path : paths) {
+    Trace part = read_trace(path, options);
+    if (all.format.empty()) all.format = part.format;
+    if (part.format != all.format)
+      throw InputError(fmt::format("{}: format {} differs from the first file's ({}); pass --format", path,
+                                   part.format, all.format));
+    all.source += (all.source.empty() ? "" : ",") + path;
+    for (auto& job : part.jobs) {
+      const auto [it, inserted] = file_of_id.emplace(job.id, path);
+      if (!inserted)
+        throw InputError::at(path, job.source_line, "job_id", job.id, "is also a job of " + it->second);
+      all.jobs.push_back(std::move(job));
+    }
+    all.skipped.skipped += part.skipped.skipped;
+    for (const auto& [reason, n] : part.skipped.by_reason) {
+      auto it = std::find_if(all.skipped.by_reason.begin(), all.skipped.by_reason.end(),
+                             [&](const auto& p) { return p.first == reason; });
+      if (it == all.skipped.by_reason.end()) all.skipped.by_reason.emplace_back(reason, n);
+      else it->second += n;
+    }
+    for (auto& e : part.skipped.examples)
+      if (all.skipped.examples.size() < 5) all.skipped.examples.push_back(std::move(e));
+  }
+  sort_by_submit(all.jobs);
+  return all;
+}
+
 Trace read_trace(const std::string& path, const ReadOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the trace file", path));
@@ -113,7 +155,8 @@ Trace read_trace(const std::string& path, const ReadOptions& options) {
 }
 
 void write_canonical(std::ostream& out, const std::vector<JobSpec>& jobs) {
-  out << "job_id,submit_time,duration,num_gpus,vc,gpu_type,user,num_cpus,memory_mib,requested_time,status\n";
+  out << "job_id,submit_time,duration,num_gpus,vc,gpu_type,user,num_cpus,memory_mib,requested_time,status,"
+         "gpu_demand,censored\n";
   const auto opt = [](long long v) { return v < 0 ? std::string() : std::to_string(v); };
   for (const auto& j : jobs) {
     csv::write_field(out, j.id);
@@ -125,7 +168,8 @@ void write_canonical(std::ostream& out, const std::vector<JobSpec>& jobs) {
     csv::write_field(out, j.user);
     out << ',' << opt(j.cpus) << ',' << opt(j.memory_mib) << ',' << opt(j.requested_time) << ',';
     csv::write_field(out, j.status);
-    out << '\n';
+    out << ',' << (j.gpu_demand < 0 ? std::string() : csv::format_number(j.gpu_demand)) << ','
+        << (j.censored ? "1" : "") << '\n';
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // Trace readers: one per format behind one interface, a registry by name, and auto-detection.
+#include <cstdint>
 #include <functional>
 #include <unordered_map>
 #include <istream>
@@ -17,6 +18,14 @@ struct ReadOptions {
   // Defaults follow the reference README (17, 18); the reference Helios loader used 18 for the VC.
   int vc_column = 17;
   int gpu_type_column = 18;
+  // gavel format: real runtimes to sample durations from (a CSV with a duration or runtime column, and
+  // optionally num_gpus to condition on), and the seed of that sampling.
+  std::string duration_source;
+  std::uint64_t seed = 1;
+  // swf format: GPUs per SWF processor.
+  double gpus_per_proc = 1;
+  // pai format: the task table (the trace file itself is the job table).
+  std::string pai_task_table;
 };
 
 // Collects rows from one reader: validates each job, applies --skip-invalid, and rejects duplicates.
@@ -25,7 +34,11 @@ class RowSink {
   RowSink(const std::string& file, const ReadOptions& options, Trace& trace);
   // Called for a bad row: throws InputError, or records the skip under --skip-invalid.
   void bad_row(long line, const std::string& field, const std::string& value, const std::string& message);
-  // Validates a parsed job (id present and unique, times and sizes in range) and keeps it.
+  // Called for a row the format says to leave out (a pod never scheduled, a job without usable times):
+  // always counted under `reason`, never an error.
+  void skip(long line, const std::string& reason);
+  // Validates a parsed job (id present and unique, times and sizes in range), normalises its GPU-type
+  // names, and keeps it.
   void add(JobSpec job);
   const std::string& file() const { return file_; }
 
@@ -52,6 +65,9 @@ const ReaderInfo& reader(const std::string& name);  // unknown names: InputError
 
 // Reads a trace file; errors are InputErrors naming file, line, field and value.
 Trace read_trace(const std::string& path, const ReadOptions& options);
+// Reads several files of one format into one trace (e.g. the per-VC gavel files); job ids must be unique
+// across them.
+Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& options);
 // Same, from a stream (tests and stdin); `name` is used in messages.
 Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& options);
 

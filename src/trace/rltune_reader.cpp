@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/csv.h"
-#include "trace/reader.h"
+#include "trace/formats.h"
 
 namespace rltune::trace {
 

@@ -1,0 +1,105 @@
+#include "trace/csv_rows.h"
+
+#include <fmt/format.h>
+
+#include "core/csv.h"
+#include "core/datetime.h"
+#include "core/error.h"
+
+namespace rltune::trace {
+
+CsvRows::CsvRows(std::istream& in, RowSink& sink, char separator) : in_(in), sink_(sink), separator_(separator) {}
+
+void CsvRows::read_header(std::initializer_list<std::string_view> required) {
+  while (std::getline(in_, line_text_)) {
+    ++line_;
+    if (line_ == 1 && line_text_.rfind("\xEF\xBB\xBF", 0) == 0) line_text_.erase(0, 3);
+    if (csv::trim(line_text_).empty() || csv::trim(line_text_) == "\r") continue;
+    csv::split(line_text_, separator_, fields_);
+    names_.clear();
+    for (const auto& f : fields_) names_.emplace_back(csv::trim(f));
+    for (const auto name : required)
+      if (column(name) < 0)
+        throw InputError::at(sink_.file(), line_, std::string(name), "", "is missing from the header row");
+    return;
+  }
+  throw InputError::at(sink_.file(), 0, "", "", "is empty (no header row)");
+}
+
+int CsvRows::column(std::string_view name) const {
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+bool CsvRows::next(char comment) {
+  while (std::getline(in_, line_text_)) {
+    ++line_;
+    const auto trimmed = csv::trim(line_text_);
+    if (trimmed.empty() || trimmed == "\r" || trimmed.front() == comment) continue;
+    csv::split(line_text_, separator_, fields_);
+    ok_ = true;
+    return true;
+  }
+  return false;
+}
+
+std::string_view CsvRows::text(int column) const {
+  if (column < 0 || column >= static_cast<int>(fields_.size())) return {};
+  return csv::trim(fields_[column]);
+}
+
+std::string CsvRows::name(int column) const {
+  if (column >= 0 && column < static_cast<int>(names_.size())) return names_[column];
+  return fmt::format("column {}", column + 1);
+}
+
+void CsvRows::fail(int column, std::string_view value, const std::string& message) {
+  if (!ok_) return;
+  ok_ = false;
+  sink_.bad_row(line_, name(column), std::string(value), message);
+}
+
+void CsvRows::fail_row(const std::string& message) {
+  if (!ok_) return;
+  ok_ = false;
+  sink_.bad_row(line_, "", "", message);
+}
+
+std::optional<std::int64_t> CsvRows::integer(int column, std::optional<std::int64_t> if_empty) {
+  if (!ok_) return std::nullopt;
+  const auto t = text(column);
+  if (t.empty()) {
+    if (!if_empty) fail(column, t, "is empty");
+    return if_empty;
+  }
+  const auto v = csv::parse_int_rounding(t);
+  if (!v) fail(column, t, "is not a number");
+  return v;
+}
+
+std::optional<double> CsvRows::number(int column, std::optional<double> if_empty) {
+  if (!ok_) return std::nullopt;
+  const auto t = text(column);
+  if (t.empty()) {
+    if (!if_empty) fail(column, t, "is empty");
+    return if_empty;
+  }
+  const auto v = csv::parse_double(t);
+  if (!v) fail(column, t, "is not a number");
+  return v;
+}
+
+std::optional<std::int64_t> CsvRows::datetime(int column, std::optional<std::int64_t> if_empty) {
+  if (!ok_) return std::nullopt;
+  const auto t = text(column);
+  if (t.empty()) {
+    if (!if_empty) fail(column, t, "is empty");
+    return if_empty;
+  }
+  const auto v = parse_datetime(t);
+  if (!v) fail(column, t, "is not a date and time (YYYY-MM-DD HH:MM:SS)");
+  return v;
+}
+
+}  // namespace rltune::trace

@@ -1,0 +1,21 @@
+#pragma once
+// The readers behind the registry in reader.cpp: one read_/detect_ pair per format, each in its own file.
+// Internal to trace/; users go through readers() and read_trace().
+#include <istream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/reader.h"
+
+namespace rltune::trace {
+
+void read_canonical(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_canonical(const std::string& first_line);
+void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_rltune(const std::string& first_line);
+
+// "A|B" -> {"A", "B"} (blank parts dropped).
+std::vector<std::string> split_alternatives(std::string_view s);
+
+}  // namespace rltune::trace
