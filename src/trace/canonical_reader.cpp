@@ -23,9 +23,12 @@ std::vector<std::string> split_alternatives(std::string_view s) {
 bool detect_canonical(const std::string& first_line) {
   std::vector<std::string> fields;
   csv::split(first_line, ',', fields);
-  for (const auto& f : fields)
-    if (csv::trim(f) == "job_id" || csv::trim(f) == "\xEF\xBB\xBFjob_id") return true;
-  return false;
+  bool id = false, gpus = false;
+  for (const auto& f : fields) {
+    id = id || csv::trim(f) == "job_id" || csv::trim(f) == "\xEF\xBB\xBFjob_id";
+    gpus = gpus || csv::trim(f) == "num_gpus";
+  }
+  return id && gpus;
 }
 
 void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {

@@ -15,7 +15,7 @@ void CsvRows::read_header(std::initializer_list<std::string_view> required) {
     ++line_;
     if (line_ == 1 && line_text_.rfind("\xEF\xBB\xBF", 0) == 0) line_text_.erase(0, 3);
     if (csv::trim(line_text_).empty() || csv::trim(line_text_) == "\r") continue;
-    csv::split(line_text_, separator_, fields_);
+    split();
     names_.clear();
     for (const auto& f : fields_) names_.emplace_back(csv::trim(f));
     for (const auto name : required)
@@ -37,11 +37,25 @@ bool CsvRows::next(char comment) {
     ++line_;
     const auto trimmed = csv::trim(line_text_);
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == comment) continue;
-    csv::split(line_text_, separator_, fields_);
+    split();
     ok_ = true;
     return true;
   }
   return false;
+}
+
+void CsvRows::split() {
+  if (separator_ != ' ') return csv::split(line_text_, separator_, fields_);
+  fields_.clear();
+  std::size_t i = 0;
+  const std::string& t = line_text_;
+  while (true) {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r')) ++i;
+    if (i == t.size()) return;
+    const std::size_t start = i;
+    while (i < t.size() && t[i] != ' ' && t[i] != '\t' && t[i] != '\r') ++i;
+    fields_.emplace_back(t, start, i - start);
+  }
 }
 
 std::string_view CsvRows::text(int column) const {

@@ -17,6 +17,7 @@ namespace rltune::trace {
 
 class CsvRows {
  public:
+  // separator ' ' means any run of spaces and tabs (whitespace-separated formats such as SWF).
   CsvRows(std::istream& in, RowSink& sink, char separator = ',');
 
   // Reads the header row (the first non-blank line; a UTF-8 byte-order mark is dropped) and requires
@@ -48,6 +49,7 @@ class CsvRows {
 
  private:
   std::string name(int column) const;
+  void split();
 
   std::istream& in_;
   RowSink& sink_;

@@ -15,6 +15,19 @@ bool detect_canonical(const std::string& first_line);
 void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink);
 bool detect_rltune(const std::string& first_line);
 
+void read_helios(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_helios(const std::string& first_line);
+void read_openb(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_openb(const std::string& first_line);
+void read_swf(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_swf(const std::string& first_line);
+void read_gavel(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_gavel(const std::string& first_line);
+
+// For formats with absolute timestamps: shifts submit times so the earliest job in the file submits at 0,
+// then hands every job to the sink.
+void add_from_earliest(std::vector<JobSpec>& jobs, RowSink& sink);
+
 // "A|B" -> {"A", "B"} (blank parts dropped).
 std::vector<std::string> split_alternatives(std::string_view s);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/csv.h"
@@ -52,10 +53,25 @@ void RowSink::add(JobSpec job) {
   trace_.jobs.push_back(std::move(job));
 }
 
+void add_from_earliest(std::vector<JobSpec>& jobs, RowSink& sink) {
+  Seconds earliest = std::numeric_limits<Seconds>::max();
+  for (const auto& j : jobs) earliest = std::min(earliest, j.submit);
+  for (auto& j : jobs) {
+    j.submit -= earliest;
+    sink.add(std::move(j));
+  }
+  jobs.clear();
+}
+
 const std::vector<ReaderInfo>& readers() {
   static const std::vector<ReaderInfo> all = {
       {"canonical", "rltune's canonical CSV with a header row (DESIGN.md section 3)", read_canonical, detect_canonical},
       {"rltune", "the RLTune reference 19/20-column CSV without header (SPEC section 1)", read_rltune, detect_rltune},
+      {"helios", "SenseTime Helios cluster_log.csv", read_helios, detect_helios},
+      {"openb", "Alibaba 2023 GPU pod list (openb_pod_list_*.csv)", read_openb, detect_openb},
+      {"swf", "Standard Workload Format of the Parallel Workloads Archive (--gpus-per-proc)", read_swf, detect_swf},
+      {"gavel", "Gavel's per-VC Philly traces (<vc>.trace; durations from --duration-source)", read_gavel,
+       detect_gavel},
   };
   return all;
 }
