@@ -11,7 +11,7 @@
 #include "policy/profile.h"
 #include "policy/registry.h"
 #include "sim/engine.h"
-#include "trace/sample.h"
+#include "workload/generator.h"
 
 namespace {
 
@@ -31,7 +31,7 @@ const Helios& helios() {
     policy::register_builtins();
     Helios x;
     x.cluster = cluster::load_cluster("helios");
-    x.trace = trace::make_sample(cluster::sample_options_for(x.cluster, kSampleJobs, /*seed=*/1, /*load=*/0.9));
+    x.trace = workload::generate(workload::load_model("helios"), x.cluster, {.jobs = kSampleJobs, .load = 0.9, .seed = 1});
     return x;
   }();
   return h;

@@ -1,6 +1,7 @@
-# Writes a C++ source with one raw string per preset YAML file (script mode: -DOUT=... -DDIR=...).
-set(body "// Generated from configs/clusters/*.yaml by cmake/write_presets.cmake. Do not edit.\n")
-string(APPEND body "#include \"cluster/presets.h\"\n\nnamespace rltune::cluster {\n\n")
+# Writes a C++ source with one raw string per preset YAML file.
+# Script mode: -DOUT=file.cpp -DDIR=configs/<kind> -DNAMESPACE=rltune::x -DHEADER=x/presets.h
+set(body "// Generated from ${DIR}/*.yaml by cmake/write_presets.cmake. Do not edit.\n")
+string(APPEND body "#include \"${HEADER}\"\n\nnamespace ${NAMESPACE} {\n\n")
 string(APPEND body "const std::vector<Preset>& presets() {\n  static const std::vector<Preset> all = {\n")
 file(GLOB FILES ${DIR}/*.yaml)
 list(SORT FILES)
@@ -9,6 +10,6 @@ foreach(f IN LISTS FILES)
   file(READ ${f} text)
   string(APPEND body "    {\"${name}\", R\"rltune_yaml(${text})rltune_yaml\"},\n")
 endforeach()
-string(APPEND body "  };\n  return all;\n}\n\n}  // namespace rltune::cluster\n")
+string(APPEND body "  };\n  return all;\n}\n\n}  // namespace ${NAMESPACE}\n")
 file(WRITE ${OUT}.tmp "${body}")
 file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

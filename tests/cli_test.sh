@@ -80,5 +80,18 @@ else
   echo "skip: $SHARED/rltune/synthetic_trace.csv is absent"
 fi
 
+# cluster-from: a node inventory (PAI machine spec, no header) becomes a cluster that simulate loads.
+printf 'v1,V100,96,384,8\nc1,CPU,96,512,0\nv2,V100,96,384,8\nt1,T4,96,512,2\n' > "$TMP/inv.csv"
+printf 'v1,V100,96,384,8\nv2,V100,96,384,eight\n' > "$TMP/inv-bad.csv"
+expect 0 "3 GPU nodes read, 1 machines without GPUs left out; 2 pools" -- cluster-from --format pai-machines "$TMP/inv.csv" --out "$TMP/inv.yaml"
+grep -q "^  - {name: v100-8g, gpu_type: V100, nodes: 2, gpus_per_node: 8" "$TMP/inv.yaml" || fail "cluster-from pool line"
+expect 0 "cluster  inv: 2 pools, 3 nodes, 18 GPUs" -- simulate --cluster "$TMP/inv.yaml" --trace "$TMP/ok.csv"
+expect 0 "name: small" -- cluster-from --format pai-machines "$TMP/inv.csv" --name small --sample 1
+[ "$("$RLTUNE" cluster-from --format pai-machines "$TMP/inv.csv" --sample 1 2> /dev/null | grep -c 'nodes: 1,')" -eq 2 ] \
+  || fail "cluster-from --sample 1 should cap both pools to one node"
+expect 2 "inv-bad.csv:2: field 'cap_gpu': value 'eight'" -- cluster-from --format pai-machines "$TMP/inv-bad.csv"
+expect 2 "unknown inventory format 'slurm'" -- cluster-from --format slurm "$TMP/inv.csv"
+expect 2 "--sample" -- cluster-from --format pai-machines "$TMP/inv.csv" --sample 0
+
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit $((failures > 0))

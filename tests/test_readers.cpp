@@ -100,6 +100,12 @@ TEST(CanonicalReader, SkipInvalidCountsRowsByReason) {
   EXPECT_EQ(t.skipped.by_reason[0].second, 2u);  // two bad submit times
   EXPECT_NE(t.skipped.by_reason[1].first.find("duplicate"), std::string::npos);
   EXPECT_EQ(t.skipped.examples.size(), 3u);
+  // Regression (found by the robustness test): dropping a duplicate must keep the other jobs intact.
+  EXPECT_EQ(t.jobs[0].id, "a");
+  EXPECT_EQ(t.jobs[1].id, "d");
+  const Trace u = read("job_id,submit_time,duration,num_gpus\nb,1,1,1\nb,2,1,1\n", options);
+  ASSERT_EQ(u.jobs.size(), 1u);
+  EXPECT_EQ(u.jobs[0].id, "b");
 }
 
 TEST(CanonicalReader, WriterRoundTrips) {

@@ -1,8 +1,10 @@
 // Trace loading shared by commands, and the commands that inspect or make inputs:
-// `trace-stats`, `policies` and `generate`.
+// `trace-stats`, `policies`, `generate` and `convert`.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -15,10 +17,14 @@
 #include "policy/registry.h"
 #include "report/outputs.h"
 #include "report/table.h"
+#include "workload/generator.h"
 
 namespace rltune::cli {
 
-void TraceArgs::add_format_options(CLI::App& app) {
+void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
+  if (with_seed)
+    app.add_option("--seed", sample_seed, "Seed of the generated default workload and of gavel duration sampling")
+        ->capture_default_str();
   std::string names = "auto";
   for (const auto& r : trace::readers()) names += ", " + r.name;
   app.add_option("--format", read.format, "Trace format: " + names)->capture_default_str();
@@ -41,12 +47,13 @@ void TraceArgs::add_format_options(CLI::App& app) {
 void TraceArgs::add_options(CLI::App& app) {
   app.add_option("--trace", paths, "Trace file(s) of one format (default: the built-in sample workload)");
   add_format_options(app);
-  app.add_option("--sample-jobs", sample_jobs, "Jobs in the built-in sample workload")
+  app.add_option("--like", like,
+                 "Workload family (philly, helios, alibaba) or model file of the generated default workload "
+                 "(default: the family named like the cluster preset, else philly)");
+  app.add_option("--sample-jobs", sample_jobs, "Jobs in the generated default workload")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000'000));
-  app.add_option("--seed", sample_seed, "Seed of the built-in sample workload and of gavel duration sampling")
-      ->capture_default_str();
-  app.add_option("--sample-load", sample_load, "Offered load of the built-in sample workload")
+  app.add_option("--sample-load", sample_load, "Offered load of the generated default workload")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 100.0));
 }
@@ -67,8 +74,10 @@ trace::Trace TraceArgs::read_files(std::vector<std::string> files) const {
 }
 
 trace::Trace TraceArgs::load(const cluster::ClusterSpec& cluster) const {
-  if (uses_sample())
-    return trace::make_sample(cluster::sample_options_for(cluster, sample_jobs, sample_seed, sample_load));
+  if (uses_sample()) {
+    const workload::WorkloadModel model = workload::load_model(like.empty() ? workload::default_family(cluster.source) : like);
+    return workload::generate(model, cluster, {.jobs = sample_jobs, .load = sample_load, .seed = sample_seed});
+  }
   return read_files(paths);
 }
 
@@ -141,20 +150,88 @@ int run_policies() {
 }
 
 struct GenerateArgs {
+  TraceArgs input;  // how to read --like when it is a trace
+  std::string like;
   std::string cluster = "helios";
   std::string out;
+  std::string save_model;
   int jobs = 2000;
   unsigned long long seed = 1;
   double load = 0.9;
 };
 
+bool is_model_file(const std::string& path) {
+  const auto ends = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".yaml") || ends(".yml");
+}
+
+// --like: a family, a model file, or a trace to fit.
+workload::WorkloadModel resolve_model(const GenerateArgs& a) {
+  const std::string like = a.like.empty() ? workload::default_family(a.cluster) : a.like;
+  const auto families = workload::family_names();
+  if (std::find(families.begin(), families.end(), like) != families.end() || is_model_file(like))
+    return workload::load_model(like);
+  const trace::Trace t = a.input.read_files({like});
+  return workload::fit_model(t, std::filesystem::path(like).stem().string());
+}
+
 int run_generate(const GenerateArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
-  const trace::Trace t = trace::make_sample(cluster::sample_options_for(cluster, a.jobs, a.seed, a.load));
+  const workload::WorkloadModel model = resolve_model(a);
+  if (!a.save_model.empty()) {
+    report::write_file(a.save_model, workload::to_yaml(model, "Workload model written by rltune generate --save-model.\n"
+                                                             "Regenerate: rltune generate --like <source> --save-model <file>"));
+    std::cout << fmt::format("wrote the workload model ({}) to {}\n", model.source, a.save_model);
+  }
+  if (a.out.empty()) return 0;
+  const trace::Trace t = workload::generate(model, cluster, {.jobs = a.jobs, .load = a.load, .seed = a.seed});
   std::ostringstream text;
   trace::write_canonical(text, t.jobs);
   report::write_file(a.out, text.str());
-  std::cout << fmt::format("wrote {} jobs ({}) to {}\n", t.jobs.size(), t.source, a.out);
+  std::cout << fmt::format("wrote {} jobs like {} at offered load {} on {} ({} GPUs), seed {}, to {}\n", t.jobs.size(),
+                           model.name, a.load, cluster.name, cluster.total_gpus(), a.seed, a.out);
+  return 0;
+}
+
+struct ConvertArgs {
+  TraceArgs input;
+  std::vector<std::string> files;
+  std::string out;
+};
+
+// A one-paragraph account of what was read, kept and skipped.
+std::string conversion_report(const trace::Trace& t, std::size_t files, const std::string& out) {
+  std::size_t gpus = 0, censored = 0, fractional = 0, typed = 0;
+  for (const auto& j : t.jobs) {
+    gpus += j.gpus > 0;
+    censored += j.censored;
+    fractional += j.gpu_demand >= 0 && j.gpu_demand != std::floor(j.gpu_demand);
+    typed += !j.gpu_types.empty();
+  }
+  std::string text = fmt::format("Read {} file{} as {}: kept {} jobs", files, files == 1 ? "" : "s", t.format, t.jobs.size());
+  if (!t.jobs.empty())
+    text += fmt::format(" submitted over {} ({} with GPUs, {} naming GPU types, {} with fractional GPU demand rounded "
+                        "up, {} with censored durations)",
+                        report::human_duration(double(t.jobs.back().submit - t.jobs.front().submit)), gpus, typed,
+                        fractional, censored);
+  if (t.skipped.skipped == 0) text += "; nothing was skipped.";
+  else {
+    text += fmt::format("; skipped {} rows:", t.skipped.skipped);
+    for (std::size_t i = 0; i < t.skipped.by_reason.size(); ++i)
+      text += fmt::format("{} {} x {}", i ? "," : "", t.skipped.by_reason[i].second, t.skipped.by_reason[i].first);
+    text += ".";
+  }
+  return text + fmt::format(" Wrote {}.\n", out);
+}
+
+int run_convert(const ConvertArgs& a) {
+  const trace::Trace t = a.input.read_files(a.files);
+  std::ostringstream text;
+  trace::write_canonical(text, t.jobs);
+  report::write_file(a.out, text.str());
+  std::cout << conversion_report(t, a.files.size() + !a.input.pai_job_table.empty(), a.out);
   return 0;
 }
 
@@ -175,13 +252,36 @@ Command add_policies(CLI::App& app) {
 
 Command add_generate(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
-  CLI::App* sub = app.add_subcommand("generate", "Write the built-in sample workload as canonical CSV");
-  sub->add_option("--out", args->out, "Output CSV file")->required();
-  sub->add_option("--cluster", args->cluster, "Cluster whose VCs and size the sample follows")->capture_default_str();
-  sub->add_option("--jobs", args->jobs, "Number of jobs")->capture_default_str()->check(CLI::Range(1, 10'000'000));
+  CLI::App* sub = app.add_subcommand("generate", "Generate a workload like a trace family, a model file or a given trace");
+  sub->add_option("--like", args->like,
+                  "philly, helios, alibaba, a model YAML, or a trace to fit (default: the family named like --cluster)");
+  sub->add_option("--out", args->out, "Output canonical CSV file");
+  sub->add_option("--save-model", args->save_model, "Also write the workload model used, as YAML");
+  sub->add_option("--cluster", args->cluster, "Cluster the load is relative to (preset or YAML file)")->capture_default_str();
+  sub->add_option("--jobs", args->jobs, "Number of jobs")->capture_default_str()->check(CLI::Range(1, 100'000'000));
   sub->add_option("--seed", args->seed, "Random seed")->capture_default_str();
-  sub->add_option("--load", args->load, "Offered load (GPU demand / capacity)")->capture_default_str()->check(CLI::Range(0.01, 100.0));
-  return {sub, [args] { return run_generate(*args); }};
+  sub->add_option("--load", args->load, "Offered GPU load on the cluster (GPU-seconds demanded / available)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 100.0));
+  args->input.add_format_options(*sub, /*with_seed=*/false);
+  return {sub, [args] {
+            args->input.sample_seed = args->seed;
+            if (args->out.empty() && args->save_model.empty())
+              throw InputError("generate: give --out (the jobs) and/or --save-model (the model)");
+            return run_generate(*args);
+          }};
+}
+
+Command add_convert(CLI::App& app) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* sub = app.add_subcommand("convert", "Convert traces of any supported format to the canonical CSV");
+  sub->add_option("files", args->files, "Input files of one format (the pai job table may be given by --pai-job-table)");
+  sub->add_option("--out", args->out, "Output canonical CSV file")->required();
+  args->input.add_format_options(*sub);
+  return {sub, [args] {
+            if (args->files.empty() && args->input.pai_job_table.empty()) throw InputError("convert: no input file given");
+            return run_convert(*args);
+          }};
 }
 
 }  // namespace rltune::cli

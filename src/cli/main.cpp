@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
   std::vector<cli::Command> commands;
-  for (auto add : {cli::add_simulate, cli::add_trace_stats, cli::add_policies, cli::add_generate})
+  for (auto add : {cli::add_simulate, cli::add_trace_stats, cli::add_policies, cli::add_generate, cli::add_convert,
+                   cli::add_cluster_from})
     commands.push_back(add(app));
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cluster/presets.h"
+#include "cluster/yaml_check.h"
 #include "core/error.h"
 #include "trace/gpu_types.h"
 
@@ -77,38 +78,6 @@ namespace {
 constexpr long long kMaxNodes = 1'000'000, kMaxGpusPerNode = 1024, kMaxCpusPerNode = 1'000'000,
                     kMaxMemoryMib = 1'000'000'000'000, kMaxClusterGpus = 1'000'000'000;
 
-struct YamlContext {
-  const std::string& source;
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& message) const {
-    const long line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
-    throw InputError::at(source, line, path, "", message);
-  }
-  void only_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) const {
-    if (!map.IsMap()) fail(map, path, "must be a mapping");
-    for (const auto& kv : map) {
-      const auto key = kv.first.as<std::string>();
-      if (!allowed.count(key)) {
-        std::string known;
-        for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
-        fail(kv.first, path.empty() ? key : path + "." + key, "unknown key (known: " + known + ")");
-      }
-    }
-  }
-  long long integer(const YAML::Node& node, const std::string& path, long long min, long long max) const {
-    long long v = 0;
-    try {
-      v = node.as<long long>();
-    } catch (const YAML::Exception&) {
-      fail(node, path, "must be an integer");
-    }
-    if (v < min || v > max) fail(node, path, fmt::format("must be between {} and {} (got {})", min, max, v));
-    return v;
-  }
-  std::string text(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsScalar()) fail(node, path, "must be a string");
-    return node.as<std::string>();
-  }
-};
 
 }  // namespace
 
@@ -119,7 +88,7 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
   } catch (const YAML::Exception& e) {
     throw InputError::at(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "", "is not valid YAML: " + e.msg);
   }
-  const YamlContext ctx{source};
+  const YamlCheck ctx{source};
   if (!root || root.IsNull()) throw InputError(source + ": the cluster file is empty");
   ctx.only_keys(root, "", {"name", "pools"});
   ClusterSpec spec;
@@ -180,25 +149,6 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
   std::stringstream text;
   text << in.rdbuf();
   return parse_cluster(text.str(), name_or_path);
-}
-
-trace::SampleOptions sample_options_for(const ClusterSpec& cluster, int jobs, unsigned long long seed,
-                                        double load) {
-  trace::SampleOptions o;
-  o.jobs = jobs;
-  o.seed = seed;
-  o.load = load;
-  o.capacity_gpus = cluster.total_gpus();
-  int largest_pool = 0;
-  for (const auto& pool : cluster.pools) {
-    largest_pool = std::max(largest_pool, pool.total_gpus());
-    for (const auto& vc : pool.accepts.vc) {
-      o.vcs.push_back(vc);
-      o.vc_weights.push_back(static_cast<double>(pool.total_gpus()) / static_cast<double>(pool.accepts.vc.size()));
-    }
-  }
-  o.max_gpus = std::min(o.max_gpus, largest_pool);
-  return o;
 }
 
 }  // namespace rltune::cluster

@@ -6,7 +6,6 @@
 
 #include "core/types.h"
 #include "trace/job_spec.h"
-#include "trace/sample.h"
 
 namespace rltune::cluster {
 
@@ -56,9 +55,5 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source);
 // `name_or_path`: a preset name (see presets()) or a path to a YAML file.
 ClusterSpec load_cluster(const std::string& name_or_path);
 std::string preset_names();
-
-// Sample-workload options matched to a cluster: one VC per VC name its pools accept (weighted by the
-// pool's GPUs), load relative to the whole cluster, requests no larger than its largest pool.
-trace::SampleOptions sample_options_for(const ClusterSpec& cluster, int jobs, unsigned long long seed, double load);
 
 }  // namespace rltune::cluster

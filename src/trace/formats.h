@@ -23,6 +23,10 @@ void read_swf(std::istream& in, const ReadOptions& options, RowSink& sink);
 bool detect_swf(const std::string& first_line);
 void read_gavel(std::istream& in, const ReadOptions& options, RowSink& sink);
 bool detect_gavel(const std::string& first_line);
+void read_philly(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_philly(const std::string& first_line);
+void read_pai(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_pai(const std::string& first_line);
 
 // For formats with absolute timestamps: shifts submit times so the earliest job in the file submits at 0,
 // then hands every job to the sink.

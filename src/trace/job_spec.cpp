@@ -22,7 +22,9 @@ std::string join_gpu_types(const std::vector<std::string>& types) {
 }
 
 void sort_by_submit(std::vector<JobSpec>& jobs) {
-  std::stable_sort(jobs.begin(), jobs.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; });
+  const auto earlier = [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; };
+  if (std::is_sorted(jobs.begin(), jobs.end(), earlier)) return;  // the usual case, and a stable no-op
+  std::stable_sort(jobs.begin(), jobs.end(), earlier);
 }
 
 }  // namespace rltune::trace

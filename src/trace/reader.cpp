@@ -47,9 +47,6 @@ void RowSink::add(JobSpec job) {
     if (!name.empty() && std::find(types.begin(), types.end(), name) == types.end()) types.push_back(std::move(name));
   }
   job.gpu_types = std::move(types);
-  const auto [it, inserted] = line_of_id_.emplace(job.id, line);
-  if (!inserted)
-    return bad_row(line, "job_id", job.id, fmt::format("is a duplicate of the job on line {}", it->second));
   trace_.jobs.push_back(std::move(job));
 }
 
@@ -63,6 +60,41 @@ void add_from_earliest(std::vector<JobSpec>& jobs, RowSink& sink) {
   jobs.clear();
 }
 
+void RowSink::finish() {
+  // Duplicate ids, found by sorting (hash, position) pairs: far cheaper than a string hash map per row.
+  auto& jobs = trace_.jobs;
+  std::vector<std::pair<std::size_t, std::size_t>> keys(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) keys[i] = {std::hash<std::string>{}(jobs[i].id), i};
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::pair<std::size_t, std::size_t>> duplicates;  // (later job, first job with that id)
+  for (std::size_t a = 0; a < keys.size();) {
+    std::size_t b = a + 1;
+    while (b < keys.size() && keys[b].first == keys[a].first) ++b;
+    for (std::size_t i = a + 1; i < b; ++i)  // equal hashes: compare the ids themselves
+      for (std::size_t k = a; k < i; ++k)
+        if (jobs[keys[i].second].id == jobs[keys[k].second].id) {
+          duplicates.emplace_back(keys[i].second, keys[k].second);
+          break;
+        }
+    a = b;
+  }
+  if (duplicates.empty()) return;
+  std::sort(duplicates.begin(), duplicates.end());  // report in file order
+  std::vector<bool> drop(jobs.size(), false);
+  for (const auto& [later, first] : duplicates) {
+    drop[later] = true;
+    bad_row(jobs[later].source_line, "job_id", jobs[later].id,
+            fmt::format("is a duplicate of the job on line {}", jobs[first].source_line));
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (drop[i]) continue;
+    if (kept != i) jobs[kept] = std::move(jobs[i]);  // never self-move: that may empty the strings
+    ++kept;
+  }
+  jobs.resize(kept);
+}
+
 const std::vector<ReaderInfo>& readers() {
   static const std::vector<ReaderInfo> all = {
       {"canonical", "rltune's canonical CSV with a header row (DESIGN.md section 3)", read_canonical, detect_canonical},
@@ -72,6 +104,8 @@ const std::vector<ReaderInfo>& readers() {
       {"swf", "Standard Workload Format of the Parallel Workloads Archive (--gpus-per-proc)", read_swf, detect_swf},
       {"gavel", "Gavel's per-VC Philly traces (<vc>.trace; durations from --duration-source)", read_gavel,
        detect_gavel},
+      {"philly", "Microsoft Philly cluster_job_log (JSON array of jobs)", read_philly, detect_philly},
+      {"pai", "Alibaba PAI 2020 job table (the trace) + task table (--pai-task-table)", read_pai, detect_pai},
   };
   return all;
 }
@@ -88,12 +122,19 @@ const ReaderInfo& reader(const std::string& name) {
   throw InputError(fmt::format("unknown trace format '{}' (known: auto, {})", name, known_reader_names()));
 }
 
+// The first line that is not blank or a comment, cut at 64 KiB: enough to tell any format, and a
+// single-line JSON file of 45 MB is not read twice.
 static std::string first_data_line(std::istream& in) {
+  constexpr std::size_t kMaxDetect = 64 * 1024;
   std::string line;
   const auto start = in.tellg();
-  while (std::getline(in, line)) {
+  while (in) {
+    line.clear();
+    char c;
+    while (in.get(c) && c != '\n')
+      if (line.size() < kMaxDetect) line += c;
     const auto t = csv::trim(line);
-    if (!t.empty() && t.front() != ';' && t.front() != '#') break;
+    if (!t.empty() && t != "\r" && t.front() != ';' && t.front() != '#') break;
     line.clear();
   }
   in.clear();
@@ -120,8 +161,17 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
     chosen = &reader(options.format);
   }
   trace.format = chosen->name;
+  // Reserving from the input's size saves most of the cost of growing a million-job vector; rows are
+  // rarely shorter than 32 bytes, and the estimate is capped so that a huge sparse file cannot exhaust memory.
+  if (const auto start = in.tellg(); start >= 0 && in.seekg(0, std::ios::end)) {
+    const auto bytes = static_cast<std::size_t>(in.tellg() - start);
+    in.seekg(start);
+    trace.jobs.reserve(std::min<std::size_t>(bytes / 32 + 1, 20'000'000));
+  }
+  in.clear();
   RowSink sink(name, options, trace);
   chosen->read(in, options, sink);
+  sink.finish();
   if (trace.jobs.empty() && trace.skipped.skipped == 0) throw InputError(fmt::format("{}: the trace has no jobs", name));
   sort_by_submit(trace.jobs);
   return trace;

@@ -2,7 +2,6 @@
 // Trace readers: one per format behind one interface, a registry by name, and auto-detection.
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
 #include <istream>
 #include <string>
 #include <vector>
@@ -41,12 +40,13 @@ class RowSink {
   // names, and keeps it.
   void add(JobSpec job);
   const std::string& file() const { return file_; }
+  // After the reader: rejects duplicate job ids (each later occurrence is a bad row).
+  void finish();
 
  private:
   std::string file_;
   const ReadOptions& options_;
   Trace& trace_;
-  std::unordered_map<std::string, long> line_of_id_;  // duplicate detection only, never iterated
 };
 
 // Reads `in` (named `file` in messages) into `sink`.

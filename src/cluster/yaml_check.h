@@ -1,0 +1,67 @@
+#pragma once
+// Checked reading of YAML inputs (cluster files, workload models): every error names the file, line and
+// key path. Header-only; users link yaml-cpp.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "core/error.h"
+
+namespace rltune {
+
+struct YamlCheck {
+  const std::string& source;
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& message) const {
+    const long line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+    throw InputError::at(source, line, path, "", message);
+  }
+  void only_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) fail(map, path, "must be a mapping");
+    for (const auto& kv : map) {
+      const auto key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string known;
+        for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
+        fail(kv.first, path.empty() ? key : path + "." + key, "unknown key (known: " + known + ")");
+      }
+    }
+  }
+  long long integer(const YAML::Node& node, const std::string& path, long long min, long long max) const {
+    long long v = 0;
+    try {
+      v = node.as<long long>();
+    } catch (const YAML::Exception&) {
+      fail(node, path, "must be an integer");
+    }
+    if (v < min || v > max) fail(node, path, fmt::format("must be between {} and {} (got {})", min, max, v));
+    return v;
+  }
+  double number(const YAML::Node& node, const std::string& path, double min, double max) const {
+    double v = 0;
+    try {
+      v = node.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(node, path, "must be a number");
+    }
+    if (!std::isfinite(v) || v < min || v > max) fail(node, path, fmt::format("must be between {} and {} (got {})", min, max, v));
+    return v;
+  }
+  std::string text(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar()) fail(node, path, "must be a string");
+    return node.as<std::string>();
+  }
+  // Parses the whole document; syntax errors name the line.
+  YAML::Node load(const std::string& yaml) const {
+    try {
+      return YAML::Load(yaml);
+    } catch (const YAML::Exception& e) {
+      throw InputError::at(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "", "is not valid YAML: " + e.msg);
+    }
+  }
+};
+
+}  // namespace rltune

@@ -1,0 +1,25 @@
+#pragma once
+// The workload generator: jobs drawn from a model, with arrivals scaled so that the offered GPU load on
+// a cluster (total GPU-seconds / (cluster GPUs x arrival span)) is the target.
+#include <cstdint>
+
+#include "cluster/cluster_spec.h"
+#include "trace/job_spec.h"
+#include "workload/model.h"
+
+namespace rltune::workload {
+
+struct GenerateOptions {
+  int jobs = 2000;           // >= 1
+  double load = 0.9;         // target offered load, > 0
+  std::uint64_t seed = 1;
+};
+
+// Generates jobs sorted by submit time, the first at 0. Arrivals are Poisson with the model's daily cycle.
+// When the cluster's pools are told apart by VC (every pool accepts named VCs) or by GPU type (all pool
+// types differ), each job is sent to one pool, chosen so that every pool gets the same offered load, and
+// carries that pool's VC or GPU type; its GPU count is then drawn among the counts that pool accepts.
+// GPU counts no pool can hold are never drawn.
+trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cluster, const GenerateOptions& options);
+
+}  // namespace rltune::workload

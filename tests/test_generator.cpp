@@ -1,0 +1,163 @@
+// The workload generator and its models: determinism, offered load, GPU mix and duration quantiles on
+// large samples (tolerances stated per check), pool affinity, the daily cycle, model files and fitting.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "cluster/cluster_spec.h"
+#include "core/error.h"
+#include "helpers.h"
+#include "trace/reader.h"
+#include "workload/generator.h"
+
+namespace rltune::workload {
+namespace {
+
+double offered_load(const trace::Trace& t, const cluster::ClusterSpec& c) {
+  double work = 0;
+  for (const auto& j : t.jobs) work += static_cast<double>(j.duration) * j.gpus;
+  return work / (static_cast<double>(t.jobs.back().submit - t.jobs.front().submit) * c.total_gpus());
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+TEST(Generator, SameSeedSameJobsOtherSeedOtherJobs) {
+  const auto cluster = cluster::load_cluster("philly");
+  const auto model = load_model("philly");
+  const auto a = generate(model, cluster, {.jobs = 500, .load = 0.9, .seed = 7});
+  const auto b = generate(model, cluster, {.jobs = 500, .load = 0.9, .seed = 7});
+  const auto c = generate(model, cluster, {.jobs = 500, .load = 0.9, .seed = 8});
+  std::ostringstream sa, sb, sc;
+  trace::write_canonical(sa, a.jobs);
+  trace::write_canonical(sb, b.jobs);
+  trace::write_canonical(sc, c.jobs);
+  EXPECT_EQ(sa.str(), sb.str());
+  EXPECT_NE(sa.str(), sc.str());
+  EXPECT_EQ(a.jobs.front().submit, 0);
+  EXPECT_TRUE(std::is_sorted(a.jobs.begin(), a.jobs.end(), [](const auto& x, const auto& y) { return x.submit < y.submit; }));
+}
+
+// Offered load within 3% of the target on 200,000 jobs, for every family on its own preset.
+TEST(Generator, OfferedLoadMatchesTarget) {
+  for (const char* family : {"philly", "helios", "alibaba"})
+    for (const double load : {0.6, 0.95}) {
+      const auto cluster = cluster::load_cluster(family);
+      const auto t = generate(load_model(family), cluster, {.jobs = 200'000, .load = load, .seed = 1});
+      EXPECT_NEAR(offered_load(t, cluster), load, 0.03 * load) << family << " at " << load;
+      std::vector<PoolId> eligible;
+      for (const auto& j : t.jobs) ASSERT_EQ(cluster::admission_problem(cluster, j, eligible), "") << family << " " << j.id;
+    }
+}
+
+// GPU-count shares within 0.005 (about 5 standard errors) and duration quantiles within 5% of the model
+// on 200,000 jobs, on a cluster where every GPU count fits.
+TEST(Generator, GpuMixAndDurationQuantilesMatchTheModel) {
+  const auto cluster = testing::cluster_from("pools: [{name: big, nodes: 100, gpus_per_node: 8}]");
+  const auto model = load_model("philly");
+  const auto t = generate(model, cluster, {.jobs = 200'000, .load = 0.8, .seed = 2});
+  std::map<int, std::size_t> count;
+  std::vector<double> one_gpu;
+  for (const auto& j : t.jobs) {
+    ++count[j.gpus];
+    if (j.gpus == 1) one_gpu.push_back(static_cast<double>(j.duration));
+  }
+  for (const auto& size : model.sizes)
+    EXPECT_NEAR(static_cast<double>(count[size.gpus]) / 200'000.0, size.share, 0.005) << size.gpus << " GPUs";
+  const SizeClass& one = model.sizes.front();
+  ASSERT_EQ(one.gpus, 1);
+  for (const double q : {0.25, 0.5, 0.75, 0.9})
+    EXPECT_NEAR(quantile(one_gpu, q), duration_at(one, q), 0.05 * duration_at(one, q)) << "p" << q * 100;
+}
+
+TEST(Generator, PoolsToldApartByVcOrTypeGetEqualLoad) {
+  for (const char* family : {"helios", "alibaba"}) {
+    const auto cluster = cluster::load_cluster(family);
+    const auto t = generate(load_model(family), cluster, {.jobs = 200'000, .load = 0.8, .seed = 4});
+    std::vector<double> work(cluster.pools.size(), 0);
+    std::vector<PoolId> eligible;
+    for (const auto& j : t.jobs) {
+      cluster::admission_problem(cluster, j, eligible);
+      ASSERT_EQ(eligible.size(), 1u) << family << ": each job is sent to one pool";
+      work[eligible.front()] += static_cast<double>(j.duration) * j.gpus;
+    }
+    const double span = static_cast<double>(t.jobs.back().submit);
+    for (std::size_t p = 0; p < cluster.pools.size(); ++p)
+      EXPECT_NEAR(work[p] / (span * cluster.pools[p].total_gpus()), 0.8, 0.08) << family << " pool " << cluster.pools[p].name;
+  }
+}
+
+TEST(Generator, DailyCycleShapesArrivals) {
+  WorkloadModel model = load_model("helios");
+  for (int h = 0; h < 24; ++h) model.hourly_weights[h] = h < 12 ? 2.0 : 0.0;  // mornings only
+  const auto cluster = cluster::load_cluster("helios");
+  const auto t = generate(model, cluster, {.jobs = 20'000, .load = 0.8, .seed = 5});
+  for (const auto& j : t.jobs) ASSERT_LT(j.submit % 86400, 43200 + 1) << j.id;
+  EXPECT_NEAR(offered_load(t, cluster), 0.8, 0.05);
+}
+
+TEST(WorkloadModel, YamlRoundTripsExactly) {
+  for (const auto& name : family_names()) {
+    const WorkloadModel m = load_model(name);
+    const WorkloadModel again = parse_model(to_yaml(m, "comment"), "again.yaml");
+    EXPECT_EQ(to_yaml(again, "comment"), to_yaml(m, "comment")) << name;
+    ASSERT_EQ(again.sizes.size(), m.sizes.size());
+    for (std::size_t i = 0; i < m.sizes.size(); ++i) {
+      EXPECT_EQ(again.sizes[i].share, m.sizes[i].share);
+      EXPECT_EQ(again.sizes[i].duration_quantiles, m.sizes[i].duration_quantiles);
+    }
+  }
+}
+
+TEST(WorkloadModel, BadModelsNameTheKey) {
+  const std::string q = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]";
+  const auto error_of = [](const std::string& yaml) {
+    try {
+      parse_model(yaml, "m.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error_of("name: x\nsizes:\n  - {gpus: 1, share: 0.5, duration_quantiles: " + q + "}\n").find("sum to 1"),
+            std::string::npos);
+  EXPECT_NE(error_of("sizes:\n  - {gpus: 1, share: 1, duration_quantiles: [3, 2]}\n").find("sizes[0].duration_quantiles"),
+            std::string::npos);
+  EXPECT_NE(error_of("sizes:\n  - {gpus: 1, share: 1, duration_quantiles: [2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, "
+                     "14, 15, 16, 17, 18, 19, 20, 21]}\n")
+                .find("below the previous"),
+            std::string::npos);
+  EXPECT_NE(error_of("colour: red\n").find("unknown key"), std::string::npos);
+  EXPECT_NE(error_of("sizes:\n  - {gpus: 0, share: 1, duration_quantiles: " + q + "}\n").find("m.yaml:2"), std::string::npos);
+  EXPECT_NE(error_of("hourly_weights: [1, 2]\nsizes: []\n").find("24 numbers"), std::string::npos);
+  EXPECT_THROW(load_model("no-such-family"), InputError);
+}
+
+TEST(WorkloadModel, FitRecoversAGeneratedWorkload) {
+  const auto cluster = testing::cluster_from("pools: [{name: big, nodes: 100, gpus_per_node: 8}]");
+  const auto model = load_model("philly");
+  const auto t = generate(model, cluster, {.jobs = 100'000, .load = 0.8, .seed = 6});
+  const WorkloadModel fitted = fit_model(t, "refit");
+  for (const auto& size : model.sizes) {
+    const auto it = std::find_if(fitted.sizes.begin(), fitted.sizes.end(), [&](const auto& s) { return s.gpus == size.gpus; });
+    if (size.share < 0.01) continue;  // rare counts may be absent or noisy
+    ASSERT_NE(it, fitted.sizes.end()) << size.gpus;
+    EXPECT_NEAR(it->share, size.share, 0.01);
+    EXPECT_NEAR(it->duration_quantiles[10], size.duration_quantiles[10], 0.1 * size.duration_quantiles[10]);
+  }
+}
+
+TEST(Generator, RejectsClustersNoSizeFits) {
+  WorkloadModel model = load_model("philly");
+  model.sizes = {model.sizes.back()};  // 64 GPUs only
+  model.sizes.front().share = 1;
+  const auto tiny = testing::cluster_from("pools: [{name: a, nodes: 1, gpus_per_node: 8}]");
+  EXPECT_THROW(generate(model, tiny, {.jobs = 10, .load = 0.5, .seed = 1}), InputError);
+}
+
+}  // namespace
+}  // namespace rltune::workload
