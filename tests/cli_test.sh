@@ -93,5 +93,32 @@ expect 2 "inv-bad.csv:2: field 'cap_gpu': value 'eight'" -- cluster-from --forma
 expect 2 "unknown inventory format 'slurm'" -- cluster-from --format slurm "$TMP/inv.csv"
 expect 2 "--sample" -- cluster-from --format pai-machines "$TMP/inv.csv" --sample 0
 
+# convert: a published format to canonical CSV with a report; converting the output again changes nothing.
+cat > "$TMP/pods.csv" <<'CSV'
+name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+p1,6000,12288,1,460,,LS,Running,100,5000,150
+p2,8000,1024,8,1000,V100M16|V100M32,BE,Succeeded,200,1200,250
+p3,1000,1024,1,1000,,BE,Pending,300,400,
+CSV
+expect 0 "kept 2 jobs.*skipped 1 rows: 1 x never scheduled" -- convert "$TMP/pods.csv" --out "$TMP/pods1.csv"
+expect 0 "as canonical: kept 2 jobs" -- convert "$TMP/pods1.csv" --out "$TMP/pods2.csv"
+cmp -s "$TMP/pods1.csv" "$TMP/pods2.csv" || fail "convert round trip changed the canonical file"
+grep -qx "p2,200,950,8,,V100|V100M32,,8,1024,,Succeeded,8," "$TMP/pods1.csv" || fail "converted openb row: $(cat "$TMP/pods1.csv")"
+expect 2 "no input file" -- convert --out "$TMP/x.csv"
+expect 2 "cannot tell the trace format" -- convert "$TMP/inv.csv" --out "$TMP/x.csv"
+printf '[{"jobid": "a", "submitted_time": "2017-10-03 12:06:25", "attempts": [' > "$TMP/trunc.json"
+expect 2 "trunc.json.*invalid JSON" -- convert --format philly "$TMP/trunc.json" --out "$TMP/x.csv"
+
+# generate: the same seed gives the same file; families, model files and fitted traces all work.
+expect 0 "wrote 300 jobs like philly at offered load 0.8 on philly-paper" -- generate --cluster philly --jobs 300 --load 0.8 --seed 5 --out "$TMP/g1.csv"
+"$RLTUNE" generate --cluster philly --jobs 300 --load 0.8 --seed 5 --out "$TMP/g2.csv" > /dev/null
+cmp -s "$TMP/g1.csv" "$TMP/g2.csv" || fail "generate is not deterministic for a seed"
+expect 0 "wrote the workload model" -- generate --like "$TMP/g1.csv" --save-model "$TMP/model.yaml"
+expect 0 "wrote 100 jobs like g1" -- generate --like "$TMP/model.yaml" --jobs 100 --out "$TMP/g3.csv"
+"$RLTUNE" generate --cluster alibaba --jobs 20000 --load 0.95 --out "$TMP/g4.csv" > /dev/null
+expect 0 "offered load on cluster alibaba \(254 GPUs\): 0\.9" -- trace-stats --cluster alibaba --trace "$TMP/g4.csv"
+expect 2 "neither a workload family" -- generate --like nowhere.yaml --out "$TMP/x.csv"
+expect 2 "give --out" -- generate
+
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit $((failures > 0))

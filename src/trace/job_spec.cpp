@@ -12,6 +12,17 @@ void SkipReport::add(const std::string& reason, const std::string& message) {
   if (examples.size() < 5) examples.push_back(message);
 }
 
+void SkipReport::merge(const SkipReport& other) {
+  skipped += other.skipped;
+  for (const auto& entry : other.by_reason) {
+    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& p) { return p.first == entry.first; });
+    if (it == by_reason.end()) by_reason.push_back(entry);
+    else it->second += entry.second;
+  }
+  for (const auto& e : other.examples)
+    if (examples.size() < 5) examples.push_back(e);
+}
+
 std::string join_gpu_types(const std::vector<std::string>& types) {
   std::string out;
   for (const auto& t : types) {

@@ -30,6 +30,7 @@ struct SkipReport {
   std::vector<std::pair<std::string, std::size_t>> by_reason;  // in order of first occurrence
   std::vector<std::string> examples;                           // the first few full messages
   void add(const std::string& reason, const std::string& message);
+  void merge(const SkipReport& other);
 };
 
 struct Trace {

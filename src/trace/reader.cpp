@@ -188,23 +188,16 @@ Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& opti
     if (part.format != all.format)
       throw InputError(fmt::format("{}: format {} differs from the first file's ({}); pass --format", path,
                                    part.format, all.format));
-    all.source += (all.source.empty() ? "" : ",") + path;
     for (auto& job : part.jobs) {
       const auto [it, inserted] = file_of_id.emplace(job.id, path);
       if (!inserted)
         throw InputError::at(path, job.source_line, "job_id", job.id, "is also a job of " + it->second);
       all.jobs.push_back(std::move(job));
     }
-    all.skipped.skipped += part.skipped.skipped;
-    for (const auto& [reason, n] : part.skipped.by_reason) {
-      auto it = std::find_if(all.skipped.by_reason.begin(), all.skipped.by_reason.end(),
-                             [&](const auto& p) { return p.first == reason; });
-      if (it == all.skipped.by_reason.end()) all.skipped.by_reason.emplace_back(reason, n);
-      else it->second += n;
-    }
-    for (auto& e : part.skipped.examples)
-      if (all.skipped.examples.size() < 5) all.skipped.examples.push_back(std::move(e));
+    all.skipped.merge(part.skipped);
   }
+  all.source = paths.size() == 2 ? paths[0] + "," + paths[1]
+                                 : fmt::format("{} (+{} more files)", paths[0], paths.size() - 1);
   sort_by_submit(all.jobs);
   return all;
 }
