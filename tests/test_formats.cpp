@@ -103,7 +103,7 @@ TEST(HeliosReader, ReadsClusterLogRows) {
       "j3,u1,vcA,0,2,1,CANCELLED,2020-04-01 00:03:00,,,,\n",
       "auto");
   EXPECT_EQ(t.format, "helios");
-  ASSERT_EQ(t.jobs.size(), 3u);
+  ASSERT_EQ(t.jobs.size(), 2u);  // j3 never started: no duration, skipped and counted
   const JobSpec& j1 = t.jobs[0];
   EXPECT_EQ(j1.id, "j1");
   EXPECT_EQ(j1.submit, 0);  // seconds since the earliest submit in the file
@@ -115,8 +115,21 @@ TEST(HeliosReader, ReadsClusterLogRows) {
   EXPECT_EQ(j1.status, "COMPLETED");
   EXPECT_EQ(t.jobs[1].submit, 100);
   EXPECT_EQ(t.jobs[1].duration, 3600);  // no duration: end - start
-  EXPECT_EQ(t.jobs[2].duration, 0);     // never started
-  EXPECT_EQ(t.jobs[2].gpus, 0);         // a CPU job: kept, rejected at admission
+  EXPECT_EQ(t.skipped.skipped, 1u);
+}
+
+TEST(HeliosReader, JobsWithoutDurationAreSkippedAndCounted) {
+  const Trace t = read(
+      "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+      "a,u,v,1,1,1,COMPLETED,2020-04-01 00:00:00,2020-04-01 00:00:00,2020-04-01 00:01:00,,0\n"
+      "b,u,v,1,1,1,RUNNING,2020-04-01 00:00:00,2020-04-01 00:00:05,,,5\n"
+      "c,u,v,1,1,1,CANCELLED,2020-04-01 00:00:00,,,,\n",
+      "helios");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].duration, 60);
+  EXPECT_EQ(skipped(t, "no duration and no end_time"), 1u);
+  EXPECT_EQ(skipped(t, "never started (no duration, no start_time)"), 1u);
+  EXPECT_EQ(t.time_origin, 1585699200);  // 2020-04-01 00:00:00 UTC
 }
 
 TEST(HeliosReader, BadRowsNameLineAndField) {
@@ -216,18 +229,40 @@ TEST(GavelReader, DrawsDurationsFromTheSourceByGpuCount) {
   EXPECT_TRUE(t.jobs[0].duration == 100 || t.jobs[0].duration == 200);
   EXPECT_EQ(t.jobs[1].duration, 8000);  // only 8-GPU source job
   EXPECT_EQ(t.jobs[2].duration, 8000);  // 5 GPUs: 2 and 8 are equally near; the larger wins
-  // Same seed, same durations; the sequence depends on the seed.
-  std::vector<Seconds> a, b;
-  for (int i = 0; i < 50; ++i) {
-    const std::string many = "A\tc\t-s\t1\t1\t" + std::to_string(i) + "\t1\n";
-    a.push_back(read(many, "gavel", options, "v.trace").jobs[0].duration);
-  }
-  options.seed = 4;
-  for (int i = 0; i < 50; ++i) b.push_back(read("A\tc\t-s\t1\t1\t0\t1\n", "gavel", options, "v.trace").jobs[0].duration);
-  EXPECT_NE(a, b);
+  // Same seed and file, same durations; another seed or another VC file, another sequence.
+  std::string many;
+  for (int i = 0; i < 64; ++i) many += "A\tc\t-s\t1\t1\t" + std::to_string(i) + "\t1\n";
+  const auto durations = [&](std::uint64_t seed, const std::string& file) {
+    ReadOptions o = options;
+    o.seed = seed;
+    std::vector<Seconds> d;
+    for (const auto& j : read(many, "gavel", o, file).jobs) d.push_back(j.duration);
+    return d;
+  };
+  EXPECT_EQ(durations(3, "v.trace"), durations(3, "v.trace"));
+  EXPECT_NE(durations(3, "v.trace"), durations(4, "v.trace"));
+  EXPECT_NE(durations(3, "v.trace"), durations(3, "w.trace"));
   ReadOptions none;
   EXPECT_NE(error_of(text, "gavel", none).find("--duration-source"), std::string::npos);
   EXPECT_NE(error_of("A\tc\t-s\t1\t1\tsoon\t1\n", "gavel", options).find("arrival_time_s"), std::string::npos);
+}
+
+TEST(Readers, CommentLinesBeforeTheHeader) {
+  const Trace t = read("# exported by a script\njob_id,submit_time,duration,num_gpus\na,0,100,1\n", "auto");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.format, "canonical");
+}
+
+TEST(Readers, CalendarFilesShareOneClock) {
+  const std::string header = "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n";
+  const TempFile day1("day1.csv", header + "a,u,v,1,1,1,C,2020-04-01 00:00:00,,,60,0\n");
+  const TempFile day2("day2.csv", header + "b,u,v,1,1,1,C,2020-04-02 00:00:10,,,60,0\n");
+  const Trace t = read_traces({day2.path.string(), day1.path.string()}, ReadOptions{});
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].id, "a");
+  EXPECT_EQ(t.jobs[0].submit, 0);
+  EXPECT_EQ(t.jobs[1].submit, 86410);  // a day and ten seconds later, not both at 0
+  EXPECT_EQ(t.time_origin, 1585699200);
 }
 
 TEST(Readers, SeveralFilesMergeAndKeepIdsUnique) {

@@ -14,7 +14,8 @@ void CsvRows::read_header(std::initializer_list<std::string_view> required) {
   while (std::getline(in_, line_text_)) {
     ++line_;
     if (line_ == 1 && line_text_.rfind("\xEF\xBB\xBF", 0) == 0) line_text_.erase(0, 3);
-    if (csv::trim(line_text_).empty() || csv::trim(line_text_) == "\r") continue;
+    const auto trimmed = csv::trim(line_text_);
+    if (trimmed.empty() || trimmed == "\r" || trimmed.front() == '#') continue;
     split();
     names_.clear();
     for (const auto& f : fields_) names_.emplace_back(csv::trim(f));

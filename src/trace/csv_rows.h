@@ -20,7 +20,7 @@ class CsvRows {
   // separator ' ' means any run of spaces and tabs (whitespace-separated formats such as SWF).
   CsvRows(std::istream& in, RowSink& sink, char separator = ',');
 
-  // Reads the header row (the first non-blank line; a UTF-8 byte-order mark is dropped) and requires
+  // Reads the header row (the first line that is not blank or a '#' comment; a UTF-8 byte-order mark is dropped) and requires
   // every name in `required`. Throws InputError naming the missing column.
   void read_header(std::initializer_list<std::string_view> required);
   // For header-less files: the names of the fixed columns, used in messages.

@@ -4,7 +4,7 @@
 // runtimes given by --duration-source: a `duration_s`, `duration` or `runtime` column, and an optional
 // `num_gpus` column. With num_gpus, a job's duration is drawn among source jobs of the same GPU count
 // (or the nearest count present, the larger on a tie); without it, among all. The VC is the file name
-// without extension; job ids are VC-line.
+// without extension; job ids are VC-line; each VC draws from its own seeded sequence.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -72,8 +72,12 @@ bool detect_gavel(const std::string& first_line) {
 
 void read_gavel(std::istream& in, const ReadOptions& options, RowSink& sink) {
   const auto by_gpus = load_durations(options.duration_source);
-  Rng rng(options.seed);
   const std::string vc = std::filesystem::path(sink.file()).stem().string();
+  // Each VC file draws its own sequence (seed mixed with the VC name by FNV-1a, stable across platforms):
+  // one shared seed would give job k of every VC the same duration.
+  std::uint64_t mixed = 14695981039346656037ULL ^ options.seed;
+  for (const unsigned char c : vc) mixed = (mixed ^ c) * 1099511628211ULL;
+  Rng rng(mixed);
   CsvRows rows(in, sink, '\t');
   rows.set_names({"job_type", "command", "steps_arg", "needs_data_dir", "total_steps", "arrival_time_s", "num_gpus"});
   while (rows.next()) {

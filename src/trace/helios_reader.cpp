@@ -1,8 +1,9 @@
 // SenseTime Helios `cluster_log.csv` (header row): job_id, user, vc, gpu_num, cpu_num, node_num, state,
 // submit_time, start_time, end_time ("YYYY-MM-DD HH:MM:SS"), duration (s), queue (s).
 // Submit time becomes seconds since the earliest submit in the file; the duration comes from the
-// `duration` column, or end_time - start_time when it is empty. CPU-only jobs (gpu_num 0) are kept: the
-// simulator rejects them at admission with a reason, so nothing is lost silently.
+// `duration` column, or end_time - start_time when it is empty; jobs with neither are skipped and counted.
+// CPU-only jobs (gpu_num 0) are kept: the simulator rejects them at admission with a reason, so nothing is
+// lost silently.
 #include <algorithm>
 #include <limits>
 
@@ -38,9 +39,14 @@ void read_helios(std::istream& in, const ReadOptions&, RowSink& sink) {
     const auto c = rows.integer(cpus, -1);
     auto d = rows.integer(duration, -1);
     if (rows.ok() && *d < 0 && rows.text(duration).empty()) {
-      // No duration: from the start and end times, when the job ran at all.
+      // No duration: from the start and end times; a job that never started or never ended has none.
       const auto b = rows.datetime(start, -1), e = rows.datetime(end, -1);
-      if (rows.ok()) d = (*b >= 0 && *e >= 0) ? *e - *b : 0;
+      if (!rows.ok()) continue;
+      if (*b < 0 || *e < 0) {
+        sink.skip(rows.line(), *b < 0 ? "never started (no duration, no start_time)" : "no duration and no end_time");
+        continue;
+      }
+      d = *e - *b;
     }
     if (!rows.ok()) continue;
     if (*d < 0) rows.fail(duration, rows.text(duration), "must be >= 0");

@@ -38,6 +38,9 @@ struct Trace {
   std::string format;  // reader name
   std::vector<JobSpec> jobs;  // stably sorted by submit time
   SkipReport skipped;
+  // Formats with calendar times start the trace at its earliest submit: this is that time (seconds since
+  // 1970, UTC), so several files can be put back on one clock. 0 = times are as written in the file.
+  Seconds time_origin = 0;
 };
 
 // Joins GPU-type alternatives as written in CSV ("A|B").

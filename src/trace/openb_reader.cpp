@@ -48,7 +48,8 @@ void read_openb(std::istream& in, const ReadOptions&, RowSink& sink) {
     if (*milli < 0 || *milli > 1000) rows.fail(gpu_milli, rows.text(gpu_milli), "must be between 0 and 1000");
     if (*d < *s) rows.fail(deleted, rows.text(deleted), "is before scheduled_time");
     if (*s < *c) rows.fail(scheduled, rows.text(scheduled), "is before creation_time");
-    if (*cpu_m < -1 || *mem < -1) rows.fail(*cpu_m < -1 ? cpu : memory, "", "must be >= 0");
+    if (*cpu_m < -1 || *cpu_m > 1'000'000'000) rows.fail(cpu, rows.text(cpu), "must be between 0 and 1e9");
+    if (*mem < -1) rows.fail(memory, rows.text(memory), "must be >= 0");
     if (!rows.ok()) continue;
     const double demand = static_cast<double>(*n) * static_cast<double>(*milli) / 1000.0;
     if (demand <= 0) {

@@ -142,8 +142,7 @@ void read_pai(std::istream& in, const ReadOptions& options, RowSink& sink) {
                                  sink.file()));
   Trace task_skips;
   auto tasks = read_tasks(options.pai_task_table, options, task_skips);
-  for (const auto& [reason, count] : task_skips.skipped.by_reason)
-    for (std::size_t i = 0; i < count; ++i) sink.skip(0, "task table: " + reason);
+  sink.merge_skips(task_skips.skipped, "task table: ");
 
   CsvRows rows(in, sink);
   rows.set_names({"job_name", "inst_id", "user", "status", "start_time", "end_time"});

@@ -50,9 +50,18 @@ void RowSink::add(JobSpec job) {
   trace_.jobs.push_back(std::move(job));
 }
 
+void RowSink::set_time_origin(Seconds origin) { trace_.time_origin = origin; }
+
+void RowSink::merge_skips(const SkipReport& other, const std::string& prefix) {
+  SkipReport prefixed = other;
+  for (auto& entry : prefixed.by_reason) entry.first = prefix + entry.first;
+  trace_.skipped.merge(prefixed);
+}
+
 void add_from_earliest(std::vector<JobSpec>& jobs, RowSink& sink) {
   Seconds earliest = std::numeric_limits<Seconds>::max();
   for (const auto& j : jobs) earliest = std::min(earliest, j.submit);
+  if (!jobs.empty()) sink.set_time_origin(earliest);
   for (auto& j : jobs) {
     j.submit -= earliest;
     sink.add(std::move(j));
@@ -122,8 +131,8 @@ const ReaderInfo& reader(const std::string& name) {
   throw InputError(fmt::format("unknown trace format '{}' (known: auto, {})", name, known_reader_names()));
 }
 
-// The first line that is not blank or a comment, cut at 64 KiB: enough to tell any format, and a
-// single-line JSON file of 45 MB is not read twice.
+// The first line that is not blank or a comment, kept up to 64 KiB (enough to tell any format): a
+// single-line JSON file of 45 MB is scanned once here but never copied or split by the detectors.
 static std::string first_data_line(std::istream& in) {
   constexpr std::size_t kMaxDetect = 64 * 1024;
   std::string line;
@@ -162,11 +171,12 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
   }
   trace.format = chosen->name;
   // Reserving from the input's size saves most of the cost of growing a million-job vector; rows are
-  // rarely shorter than 32 bytes, and the estimate is capped so that a huge sparse file cannot exhaust memory.
+  // rarely shorter than 32 bytes. Capped at 256 MB of jobs, so a large file in a verbose format (JSON)
+  // does not reserve far more than it holds.
   if (const auto start = in.tellg(); start >= 0 && in.seekg(0, std::ios::end)) {
     const auto bytes = static_cast<std::size_t>(in.tellg() - start);
     in.seekg(start);
-    trace.jobs.reserve(std::min<std::size_t>(bytes / 32 + 1, 20'000'000));
+    trace.jobs.reserve(std::min<std::size_t>(bytes / 32 + 1, (256u << 20) / sizeof(JobSpec)));
   }
   in.clear();
   RowSink sink(name, options, trace);
@@ -182,19 +192,33 @@ Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& opti
   if (paths.size() == 1) return read_trace(paths.front(), options);
   Trace all;
   std::unordered_map<std::string, std::string> file_of_id;  // duplicate detection only, never iterated
+  bool calendar = false;  // some file had calendar times: put every file back on that clock
   for (const auto& path : paths) {
     Trace part = read_trace(path, options);
     if (all.format.empty()) all.format = part.format;
     if (part.format != all.format)
       throw InputError(fmt::format("{}: format {} differs from the first file's ({}); pass --format", path,
                                    part.format, all.format));
+    calendar = calendar || part.time_origin != 0;
     for (auto& job : part.jobs) {
       const auto [it, inserted] = file_of_id.emplace(job.id, path);
-      if (!inserted)
-        throw InputError::at(path, job.source_line, "job_id", job.id, "is also a job of " + it->second);
+      if (!inserted) {
+        const InputError error = InputError::at(path, job.source_line, "job_id", job.id, "is also a job of " + it->second);
+        if (!options.skip_invalid) throw error;
+        all.skipped.add("job_id: is also a job of another file", error.what());
+        continue;
+      }
+      job.submit += part.time_origin;  // back on the calendar clock (a no-op for relative formats)
       all.jobs.push_back(std::move(job));
     }
     all.skipped.merge(part.skipped);
+  }
+  // One clock for all files: the earliest submit of any file is 0 again.
+  Seconds earliest = std::numeric_limits<Seconds>::max();
+  for (const auto& j : all.jobs) earliest = std::min(earliest, j.submit);
+  if (calendar && !all.jobs.empty()) {
+    for (auto& j : all.jobs) j.submit -= earliest;
+    all.time_origin = earliest;
   }
   all.source = paths.size() == 2 ? paths[0] + "," + paths[1]
                                  : fmt::format("{} (+{} more files)", paths[0], paths.size() - 1);

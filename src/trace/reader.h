@@ -36,12 +36,16 @@ class RowSink {
   // Called for a row the format says to leave out (a pod never scheduled, a job without usable times):
   // always counted under `reason`, never an error.
   void skip(long line, const std::string& reason);
-  // Validates a parsed job (id present and unique, times and sizes in range), normalises its GPU-type
-  // names, and keeps it.
+  // Validates a parsed job (id present, times and sizes in range), normalises its GPU-type names, and
+  // keeps it (unique ids are checked by finish()).
   void add(JobSpec job);
   const std::string& file() const { return file_; }
   // After the reader: rejects duplicate job ids (each later occurrence is a bad row).
   void finish();
+  // Records the absolute time that submit 0 stands for (see Trace::time_origin).
+  void set_time_origin(Seconds origin);
+  // Adds the skips of a secondary file (e.g. the PAI task table), reasons prefixed with `prefix`.
+  void merge_skips(const SkipReport& other, const std::string& prefix);
 
  private:
   std::string file_;

@@ -21,44 +21,48 @@ struct Target {
   double weight = 0;             // probability of choosing this target
 };
 
-int largest_job(const cluster::PoolSpec& pool) {
-  const int total = pool.total_gpus();
-  return pool.accepts.max_gpus > 0 ? std::min(pool.accepts.max_gpus, total) : total;
-}
-
-bool fits(const cluster::PoolSpec& pool, int gpus) { return gpus >= pool.accepts.min_gpus && gpus <= largest_job(pool); }
-
-// One target per pool when every pool names its VCs or every pool has its own GPU type; else one target.
+// One target per pool when pools are told apart by VC or GPU type; else one target for the whole cluster.
+// A job carries its target's labels, and its GPU count is drawn among the counts the target's pools
+// accept for a job with those labels (cluster::accepts), so every generated job is eligible somewhere.
 std::vector<Target> targets_for(const WorkloadModel& model, const cluster::ClusterSpec& cluster) {
   const auto& pools = cluster.pools;
-  const bool by_vc = pools.size() > 1 && std::all_of(pools.begin(), pools.end(), [](const auto& p) { return !p.accepts.vc.empty(); });
+  const bool any_vc = std::any_of(pools.begin(), pools.end(), [](const auto& p) { return !p.accepts.vc.empty(); });
   std::set<std::string> types;
   for (const auto& p : pools) types.insert(p.gpu_type);
-  const bool by_type = !by_vc && pools.size() > 1 && types.size() == pools.size() && !types.count("");
+  const bool distinct_types = pools.size() > 1 && types.size() == pools.size() && !types.count("");
   std::vector<Target> targets;
   const auto add_target = [&](const std::vector<const cluster::PoolSpec*>& members, Target t) {
     double share = 0, work = 0;
+    trace::JobSpec probe;
+    probe.vc = t.vc;
+    if (!t.gpu_type.empty()) probe.gpu_types = {t.gpu_type};
+    int capacity = 0;
+    for (const auto* p : members) capacity += p->total_gpus();
     for (std::size_t s = 0; s < model.sizes.size(); ++s) {
       const auto& size = model.sizes[s];
-      if (size.share <= 0 || std::none_of(members.begin(), members.end(), [&](const auto* p) { return fits(*p, size.gpus); }))
-        continue;
+      probe.gpus = size.gpus;
+      const bool fits = std::any_of(members.begin(), members.end(), [&](const auto* p) {
+        return cluster::accepts(*p, probe) && size.gpus <= p->total_gpus();
+      });
+      if (size.share <= 0 || !fits) continue;
       t.sizes.push_back(static_cast<int>(s));
       share += size.share;
       t.cumulative.push_back(share);
       work += size.share * size.gpus * mean_duration(size);
     }
-    int capacity = 0;
-    for (const auto* p : members) capacity += p->total_gpus();
-    // Equal offered load per target: jobs in proportion to capacity over mean work per job.
-    if (share > 0 && work > 0) t.weight = capacity / (work / share);
+    if (share <= 0) return;  // no GPU count of the model fits: the target gets no jobs
     for (auto& c : t.cumulative) c /= share;
+    t.cumulative.back() = 1.0;
+    // Equal offered load per target: jobs in proportion to capacity over mean work per job. A model whose
+    // durations are all zero has no work to balance: capacity alone decides.
+    t.weight = work > 0 ? capacity / (work / share) : capacity;
     targets.push_back(std::move(t));
   };
-  if (by_vc || by_type) {
+  if (any_vc || distinct_types) {
     for (const auto& p : pools) {
       Target t;
-      if (by_vc) t.vc = p.accepts.vc.front();
-      else t.gpu_type = p.gpu_type;
+      if (!p.accepts.vc.empty()) t.vc = p.accepts.vc.front();
+      if (distinct_types) t.gpu_type = p.gpu_type;
       add_target({&p}, std::move(t));
     }
   } else {
@@ -66,12 +70,20 @@ std::vector<Target> targets_for(const WorkloadModel& model, const cluster::Clust
     for (const auto& p : pools) all.push_back(&p);
     add_target(all, Target{});
   }
+  if (targets.empty())
+    throw InputError(fmt::format("workload {}: no GPU count of the model fits any pool of cluster {}", model.name, cluster.name));
   double total = 0;
   for (const auto& t : targets) total += t.weight;
-  if (total <= 0)
-    throw InputError(fmt::format("workload {}: no GPU count of the model fits any pool of cluster {}", model.name, cluster.name));
   for (auto& t : targets) t.weight /= total;
   return targets;
+}
+
+// Operational time at clock time t: the integral of the hourly weights (mean 1 over a day).
+double operational_at(const WorkloadModel& model, double t) {
+  const auto whole_hours = static_cast<long long>(t / 3600);
+  double op = static_cast<double>(whole_hours / 24) * 24 * 3600;  // whole days: the weights average 1
+  for (long long h = whole_hours / 24 * 24; h < whole_hours; ++h) op += model.hourly_weights[static_cast<std::size_t>(h % 24)] * 3600;
+  return op + model.hourly_weights[static_cast<std::size_t>(whole_hours % 24)] * (t - static_cast<double>(whole_hours) * 3600);
 }
 
 std::size_t pick(const std::vector<double>& cumulative, double u) {
@@ -88,6 +100,7 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
   std::vector<double> target_cumulative;
   double acc = 0;
   for (const auto& t : targets) target_cumulative.push_back(acc += t.weight);
+  target_cumulative.back() = 1.0;  // rounding must never leave a draw past the last target
 
   Rng rng(o.seed);
   trace::Trace trace;
@@ -113,20 +126,25 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
     work += static_cast<double>(j.duration) * j.gpus;
   }
 
-  // Arrivals: a Poisson process in "operational time" whose mean gap makes the offered load o.load,
-  // mapped to clock time through the daily cycle (clock runs slower where the hourly weight is high).
-  const double gap = o.jobs > 1 ? work / (o.load * cluster.total_gpus() * (o.jobs - 1)) : 0;
-  double operational = 0, hour_start_op = 0;
+  // Arrivals: a Poisson process in "operational time" mapped to clock time through the daily cycle
+  // (the clock runs slower where the hourly weight is high). The gaps are then scaled so that the clock
+  // span is exactly work / (load x cluster GPUs): the offered load is the target even for short traces.
+  if (work <= 0) throw InputError(fmt::format("workload {}: every generated duration is 0, so no load can be set", model.name));
+  std::vector<double> operational(trace.jobs.size(), 0);
+  for (std::size_t i = 1; i < operational.size(); ++i) operational[i] = operational[i - 1] + rng.exponential(1.0);
+  const double span = work / (o.load * cluster.total_gpus());
+  const double scale = operational.back() > 0 ? operational_at(model, span) / operational.back() : 0;
+  double hour_start_op = 0;
   long long hour = 0;
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
-    if (i > 0) operational += rng.exponential(gap);
+    const double op = operational[i] * scale;
     double w = model.hourly_weights[static_cast<std::size_t>(hour % 24)];
-    while (w <= 0 || hour_start_op + w * 3600 < operational) {
+    while (w <= 0 || hour_start_op + w * 3600 < op) {
       hour_start_op += w * 3600;
       ++hour;
       w = model.hourly_weights[static_cast<std::size_t>(hour % 24)];
     }
-    const double clock = static_cast<double>(hour) * 3600 + (operational - hour_start_op) / w;
+    const double clock = static_cast<double>(hour) * 3600 + (op - hour_start_op) / w;
     trace.jobs[i].submit = std::llround(clock);
   }
   const Seconds first = trace.jobs.front().submit;  // an empty first hour must not delay the start

@@ -34,7 +34,7 @@ std::vector<double> quantiles_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::vector<double> q(kQuantiles);
   for (int k = 0; k < kQuantiles; ++k) {
-    const double pos = static_cast<double>(k) / (kQuantiles - 1) * static_cast<double>(values.size() - 1);
+    const double pos = kQuantileProbabilities[k] * static_cast<double>(values.size() - 1);
     q[k] = values[static_cast<std::size_t>(std::llround(pos))];
   }
   return q;
@@ -43,9 +43,10 @@ std::vector<double> quantiles_of(std::vector<double> values) {
 }  // namespace
 
 double duration_at(const SizeClass& size, double u) {
-  const double x = std::clamp(u, 0.0, 1.0) * (kQuantiles - 1);
-  const int i = std::min(static_cast<int>(x), kQuantiles - 2);
-  const double f = x - i, lo = size.duration_quantiles[i], hi = size.duration_quantiles[i + 1];
+  u = std::clamp(u, 0.0, 1.0);
+  const double* p = kQuantileProbabilities;
+  const int i = std::min(static_cast<int>(std::upper_bound(p, p + kQuantiles, u) - p) - 1, kQuantiles - 2);
+  const double f = (u - p[i]) / (p[i + 1] - p[i]), lo = size.duration_quantiles[i], hi = size.duration_quantiles[i + 1];
   if (lo < 1 || hi < 1) return lo + f * (hi - lo);  // below a second: linear (log would distort zeros)
   return std::exp(log_of(lo) + f * (log_of(hi) - log_of(lo)));
 }
@@ -90,7 +91,8 @@ WorkloadModel parse_model(const std::string& yaml, const std::string& file) {
     size.share = check.number(s["share"], path + ".share", 0, 1);
     const YAML::Node q = s["duration_quantiles"];
     if (!q.IsSequence() || q.size() != kQuantiles)
-      check.fail(q, path + ".duration_quantiles", fmt::format("must be a list of {} durations (every 5%)", kQuantiles));
+      check.fail(q, path + ".duration_quantiles", fmt::format("must be a list of {} durations (at probabilities 0, 0.05, ..., 0.95, 0.975, 0.99, "
+                                                   "0.995, 0.999, 1)", kQuantiles));
     for (std::size_t k = 0; k < q.size(); ++k) {
       size.duration_quantiles.push_back(check.number(q[k], fmt::format("{}.duration_quantiles[{}]", path, k), 0, kMaxDurationS));
       if (k > 0 && size.duration_quantiles[k] < size.duration_quantiles[k - 1])
@@ -133,6 +135,17 @@ WorkloadModel load_model(const std::string& name_or_path) {
   return parse_model(text.str(), name_or_path);
 }
 
+// A YAML double-quoted scalar (the JSON escapes are valid YAML), so any name or path reads back.
+static std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else out += c;
+  }
+  return out + "\"";
+}
+
 std::string to_yaml(const WorkloadModel& m, const std::string& header_comment) {
   std::ostringstream out;
   std::istringstream comment(header_comment);
@@ -142,8 +155,8 @@ std::string to_yaml(const WorkloadModel& m, const std::string& header_comment) {
     for (const double v : values) s += (s.empty() ? "" : ", ") + fmt::format("{}", v);
     return "[" + s + "]";
   };
-  out << "name: " << m.name << '\n';
-  out << "source: \"" << m.source << "\"\n";
+  out << "name: " << quoted(m.name) << '\n';
+  out << "source: " << quoted(m.source) << '\n';
   out << "hourly_weights: " << list(m.hourly_weights) << '\n';
   out << fmt::format("max_overestimate: {}\nestimate_round_s: {}\nusers: {}\n", m.max_overestimate,
                      m.estimate_round_s, m.users);

@@ -10,13 +10,18 @@
 
 namespace rltune::workload {
 
-// Duration quantiles are stored at probabilities 0, 1/(kQuantiles-1), ..., 1 (every 5%).
-inline constexpr int kQuantiles = 21;
+// Duration quantiles are stored at these probabilities: every 5%, then a finer tail, because the last
+// few percent of jobs carry most of the GPU time and interpolating up to the maximum from p95 would
+// grossly overstate it.
+inline constexpr int kQuantiles = 25;
+inline constexpr double kQuantileProbabilities[kQuantiles] = {
+    0.00, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60,
+    0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 0.975, 0.99, 0.995, 0.999, 1.00};
 
 struct SizeClass {
   int gpus = 1;
   double share = 0;                         // probability of this GPU count (shares sum to 1)
-  std::vector<double> duration_quantiles;   // seconds, kQuantiles values, non-decreasing
+  std::vector<double> duration_quantiles;   // seconds at kQuantileProbabilities, non-decreasing
 };
 
 struct WorkloadModel {
