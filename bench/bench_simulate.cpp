@@ -99,7 +99,20 @@ void BM_Window256F1(benchmark::State& state) { run_windows(state, profile("f1", 
 void BM_Window256Backfill(benchmark::State& state) {
   run_windows(state, profile("fcfs", policy::Blocking::global, /*backfill=*/true));
 }
+void BM_Window256MilpNodes(benchmark::State& state) {
+  auto o = profile("fcfs", policy::Blocking::global, false);
+  o.placement = "milp";
+  run_windows(state, o);
+}
+void BM_Window256MilpWays(benchmark::State& state) {
+  auto o = profile("fcfs", policy::Blocking::global, false);
+  o.placement = "milp";
+  o.milp.model = "ways";
+  run_windows(state, o);
+}
 BENCHMARK(BM_Window256)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Window256MilpNodes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Window256MilpWays)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Window256Sjf)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Window256F1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Window256Backfill)->Unit(benchmark::kMicrosecond);

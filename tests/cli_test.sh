@@ -120,5 +120,16 @@ expect 0 "offered load on cluster alibaba \(254 GPUs\): 0\.9" -- trace-stats --c
 expect 2 "neither a workload family" -- generate --like nowhere.yaml --out "$TMP/x.csv"
 expect 2 "give --out" -- generate
 
+# MILP placement: runs, reports its solves in summary.json, keeps its options in config.json.
+expect 0 "fcfs/milp" -- simulate --policy fcfs --placement milp --sample-jobs 300 --out "$TMP/milp"
+grep -q '"milp_solves": [1-9]' "$TMP/milp/summary.json" || fail "summary.json lacks milp_solves"
+grep -q '"milp_us_p99"' "$TMP/milp/summary.json" || fail "summary.json lacks milp_us_p99"
+grep -q '"model": "nodes"' "$TMP/milp/config.json" || fail "config.json lacks the milp model"
+expect 0 "fcfs/milp" -- simulate --policy fcfs --placement milp --milp-model ways --milp-alpha 2 --sample-jobs 100 --out "$TMP/ways"
+grep -q '"alpha": 2' "$TMP/ways/config.json" || fail "config.json lacks the given alpha"
+grep -q '"beta": 0.3' "$TMP/ways/config.json" || fail "ways should default to the paper's beta"
+expect 2 "unknown model 'magic'" -- simulate --placement milp --milp-model magic
+expect 2 "milp-alpha" -- simulate --placement milp --milp-alpha -1
+
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit $((failures > 0))

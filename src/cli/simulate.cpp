@@ -1,6 +1,9 @@
 // `rltune simulate`: run scheduler profiles over windows of a trace and write jobs.csv / summary.json.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <optional>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "report/outputs.h"
 #include "report/table.h"
 #include "sim/engine.h"
+#include "workload/model.h"
 
 namespace rltune::cli {
 
@@ -70,6 +74,9 @@ struct SimulateArgs {
   std::string runtime = "oracle";
   bool backfill = false;
   policy::MultifactorOptions multifactor;
+  policy::MilpOptions milp;
+  std::string milp_model = "nodes";
+  std::array<std::optional<double>, 5> milp_weights;  // alpha, beta, gamma, delta, waste; unset = model default
   std::vector<std::string> windows;
   std::string out;
 };
@@ -84,6 +91,15 @@ int run_simulate(const SimulateArgs& a) {
   if (!std::isfinite(mf.age_weight) || !std::isfinite(mf.size_weight) || !std::isfinite(mf.max_age_s) || mf.max_age_s <= 0)
     throw InputError("--mf-age-weight, --mf-size-weight and --mf-max-age must be finite, and --mf-max-age > 0");
 
+  // MILP options: the model's defaults, then the weights given on the command line.
+  policy::MilpOptions milp = policy::MilpOptions::for_model(a.milp_model);
+  milp.lookahead = a.milp.lookahead;
+  milp.extra_nodes = a.milp.extra_nodes;
+  milp.time_limit_ms = a.milp.time_limit_ms;
+  double* weights[] = {&milp.alpha, &milp.beta, &milp.gamma, &milp.delta, &milp.waste};
+  for (std::size_t i = 0; i < a.milp_weights.size(); ++i)
+    if (a.milp_weights[i]) *weights[i] = *a.milp_weights[i];
+
   std::vector<policy::ProfileOptions> profiles;
   for (const auto& name : split_list(a.policies)) {
     policy::ProfileOptions p;
@@ -92,6 +108,7 @@ int run_simulate(const SimulateArgs& a) {
     p.blocking = policy::parse_blocking(a.blocking);
     p.backfill = a.backfill;
     p.priority_options.multifactor = a.multifactor;
+    p.milp = milp;
     policy::make_profile(p);  // fail on unknown names before any work
     profiles.push_back(p);
   }
@@ -112,7 +129,17 @@ int run_simulate(const SimulateArgs& a) {
     for (const auto& w : windows) {
       const std::span<const trace::JobSpec> jobs(trace.jobs.data() + w.start, w.length);
       sim::Engine engine(cluster, jobs, engine_options);
+      const policy::PlacementStats* stats = scheduler->placement().stats();
+      const policy::PlacementStats before = stats ? *stats : policy::PlacementStats{};
       runs.push_back(metrics::run_and_measure(engine, *scheduler, w.label));
+      if (stats) {  // this window's share of the scheduler's running totals
+        metrics::RunMetrics& run = runs.back();
+        run.has_placement_stats = true;
+        run.placement_solves = stats->solves - before.solves;
+        run.placement_fallbacks = stats->fallbacks - before.fallbacks;
+        run.placement_us.assign(stats->solve_us.begin() + static_cast<std::ptrdiff_t>(before.solve_us.size()),
+                                stats->solve_us.end());
+      }
       if (runs.back().estimate_fallbacks > 0)
         spdlog::warn("window {}: {} jobs have no requested time; their estimate is the true duration", w.label,
                      runs.back().estimate_fallbacks);
@@ -122,8 +149,10 @@ int run_simulate(const SimulateArgs& a) {
     rows.emplace_back(profile_options.name(), metrics::summarize(run_ptrs));
 
     if (!a.out.empty()) {
+      std::string folder = profile_options.name();  // "fcfs/milp+backfill" -> one folder "fcfs-milp+backfill"
+      std::replace(folder.begin(), folder.end(), '/', '-');
       const std::filesystem::path dir =
-          profiles.size() == 1 ? std::filesystem::path(a.out) : std::filesystem::path(a.out) / profile_options.name();
+          profiles.size() == 1 ? std::filesystem::path(a.out) : std::filesystem::path(a.out) / folder;
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", dir.string(), ec.message()));
@@ -137,12 +166,33 @@ int run_simulate(const SimulateArgs& a) {
       config["trace"] = trace.source;
       config["format"] = trace.format;
       config["rows_skipped"] = trace.skipped.skipped;
-      config["sample_seed"] = a.trace.uses_sample() ? report::Json(a.trace.sample_seed) : report::Json(nullptr);
+      // Everything that decides the jobs: the files, the per-format settings and the seed (which also
+      // draws gavel durations), or the generated workload's family.
+      report::Json files = report::Json::array();
+      if (!a.trace.pai_job_table.empty()) files.push_back(a.trace.pai_job_table);
+      for (const auto& f : a.trace.paths) files.push_back(f);
+      config["trace_files"] = files;
+      config["seed"] = a.trace.sample_seed;
+      if (a.trace.uses_sample())
+        config["generated"] = {{"like", a.trace.like.empty() ? workload::default_family(cluster.source) : a.trace.like},
+                               {"jobs", a.trace.sample_jobs}, {"load", a.trace.sample_load}};
+      else
+        config["read_options"] = {{"vc_column", a.trace.read.vc_column}, {"gpu_type_column", a.trace.read.gpu_type_column},
+                                  {"duration_source", a.trace.read.duration_source},
+                                  {"gpus_per_proc", a.trace.read.gpus_per_proc},
+                                  {"pai_task_table", a.trace.read.pai_task_table},
+                                  {"skip_invalid", a.trace.read.skip_invalid}};
       config["policy"] = profile_options.priority;
       config["placement"] = profile_options.placement;
       config["blocking"] = policy::to_string(profile_options.blocking);
       config["backfill"] = profile_options.backfill;
       config["runtime"] = sim::to_string(engine_options.runtime);
+      if (a.placement == "milp") {
+        const policy::MilpOptions& m = profile_options.milp;
+        config["milp"] = {{"model", m.model},         {"alpha", m.alpha},           {"beta", m.beta},
+                          {"gamma", m.gamma},         {"delta", m.delta},           {"waste", m.waste},
+                          {"lookahead", m.lookahead}, {"extra_nodes", m.extra_nodes}, {"time_limit_ms", m.time_limit_ms}};
+      }
       config["multifactor"] = {{"age_weight", a.multifactor.age_weight},
                                {"size_weight", a.multifactor.size_weight},
                                {"max_age_s", a.multifactor.max_age_s},
@@ -169,7 +219,21 @@ Command add_simulate(CLI::App& app) {
   sub->add_option("--policy", args->policies,
                   "Priority policies to compare, repeatable or comma-separated (see `rltune policies`)")
       ->capture_default_str();
-  sub->add_option("--placement", args->placement, "Placement policy: greedy, defrag or balance")->capture_default_str();
+  sub->add_option("--placement", args->placement, "Placement policy: greedy, defrag, balance or milp")->capture_default_str();
+  auto& w = args->milp_weights;
+  sub->add_option("--milp-model", args->milp_model, "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)")
+      ->capture_default_str();
+  sub->add_option("--milp-alpha", w[0], "milp: weight of partially used nodes (default: nodes 0, ways 1)");
+  sub->add_option("--milp-beta", w[1], "milp: weight of the free-GPU range across nodes (default: nodes 0, ways 0.3)");
+  sub->add_option("--milp-gamma", w[2], "milp: reward per upcoming job that still fits (default 0.5)");
+  sub->add_option("--milp-delta", w[3], "milp: weight per node used (default: nodes 0.05, ways 0)");
+  sub->add_option("--milp-waste", w[4], "milp: weight per GPU left free on the nodes used (default: nodes 0.1, ways 0)");
+  policy::MilpOptions& milp = args->milp;
+  sub->add_option("--milp-lookahead", milp.lookahead, "milp: upcoming jobs considered (K)")->capture_default_str();
+  sub->add_option("--milp-extra-nodes", milp.extra_nodes, "milp nodes model: nodes allowed beyond ceil(R/G)")
+      ->capture_default_str();
+  sub->add_option("--milp-time-limit-ms", milp.time_limit_ms, "milp: time limit per solve (then best solution or defrag)")
+      ->capture_default_str();
   sub->add_option("--blocking", args->blocking, "global: a blocked job stops every start; pool: only in its pools")
       ->capture_default_str();
   sub->add_flag("--backfill", args->backfill, "EASY backfilling behind blocked jobs (by runtime estimates)");

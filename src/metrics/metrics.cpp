@@ -135,6 +135,15 @@ Summary summarize(const std::vector<const RunMetrics*>& runs) {
   s.gpu_utilization = capacity > 0 ? work / capacity : 0;
   s.makespan_s = runs.empty() ? 0 : makespans / static_cast<double>(runs.size());
   s.avg_fragmentation = node_time > 0 ? partial / node_time : 0;
+  std::vector<double> milp_us;
+  for (const auto* run : runs) {
+    s.has_milp = s.has_milp || run->has_placement_stats;
+    s.milp_solves += run->placement_solves;
+    s.milp_fallbacks += run->placement_fallbacks;
+    milp_us.insert(milp_us.end(), run->placement_us.begin(), run->placement_us.end());
+  }
+  s.milp_us_p50 = quantile(milp_us, 0.50);
+  s.milp_us_p99 = quantile(milp_us, 0.99);
   s.decisions = decision_us.size();
   s.decision_us_p50 = quantile(decision_us, 0.50);
   s.decision_us_p99 = quantile(decision_us, 0.99);

@@ -34,6 +34,10 @@ struct RunMetrics {
   std::vector<double> decision_us;  // wall time of each scheduler call
   double sim_wall_s = 0;
   std::size_t estimate_fallbacks = 0;
+  // Look-ahead placement (milp): whether it ran, its solves, fallbacks and time per placement.
+  bool has_placement_stats = false;
+  std::size_t placement_solves = 0, placement_fallbacks = 0;
+  std::vector<double> placement_us;
 };
 
 // Runs `engine` to completion with `scheduler` and returns what happened.
@@ -50,6 +54,10 @@ struct Summary {
   double avg_fragmentation = 0;
   std::size_t decisions = 0;
   double sim_wall_s = 0, decision_us_p50 = 0, decision_us_p99 = 0;
+  // Written as milp_solves, milp_fallbacks, milp_us_p50, milp_us_p99 when the placement is milp.
+  bool has_milp = false;
+  std::size_t milp_solves = 0, milp_fallbacks = 0;
+  double milp_us_p50 = 0, milp_us_p99 = 0;
 };
 
 // One run's summary. Job averages are over completed jobs; utilisation = sum(duration x GPUs) /

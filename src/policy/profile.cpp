@@ -29,9 +29,15 @@ ProfileScheduler::ProfileScheduler(ProfileOptions options, std::unique_ptr<Prior
 
 void ProfileScheduler::begin_run(const sim::Engine&) { priority_->reset(); }
 
-bool ProfileScheduler::try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools) {
+bool ProfileScheduler::try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools,
+                                 std::span<const JobIndex> later) {
   if (pools.empty()) return false;
-  const PlaceResult r = placement_->place(engine.cluster(), engine.job(job).spec->gpus, pools);
+  upcoming_.clear();
+  for (std::size_t i = 0; i < later.size() && static_cast<int>(upcoming_.size()) < placement_->lookahead(); ++i) {
+    const sim::SimJob& next = engine.job(later[i]);
+    if (next.state == sim::JobState::queued) upcoming_.push_back({next.spec->gpus, next.eligible});
+  }
+  const PlaceResult r = placement_->place(engine.cluster(), engine.job(job).spec->gpus, pools, upcoming_);
   if (r.status != PlaceStatus::placed) return false;
   const std::string problem = engine.start(job, r.placement);
   RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
@@ -64,7 +70,9 @@ void ProfileScheduler::decide(sim::Engine& engine) {
   std::size_t blocked_count = 0;
   const Seconds now = engine.now();
 
-  for (const JobIndex j : order) {
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const JobIndex j = order[i];
+    const auto later = order.subspan(i + 1);
     const sim::SimJob& job = engine.job(j);
     if (job.state != sim::JobState::queued) continue;  // started since the order was built
     // 1. Pools no earlier job blocks.
@@ -72,13 +80,13 @@ void ProfileScheduler::decide(sim::Engine& engine) {
     for (const PoolId p : job.eligible)
       if (!blocked_[p]) pools_.push_back(p);
     const bool has_open_pool = !pools_.empty();
-    if (try_start(engine, j, pools_)) continue;
+    if (try_start(engine, j, pools_, later)) continue;
     // 2. Backfill into blocked pools without delaying their reservation.
     if (options_.backfill) {
       pools_.clear();
       for (const PoolId p : job.eligible)
         if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) pools_.push_back(p);
-      if (try_start(engine, j, pools_)) continue;
+      if (try_start(engine, j, pools_, later)) continue;
     }
     if (!has_open_pool) continue;
     // 3. J blocks. With backfilling it reserves the open pool where it can start first.

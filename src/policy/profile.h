@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/placement/milp_placement.h"
 #include "policy/placement/placement.h"
 #include "policy/priority/priority.h"
 #include "sim/engine.h"
@@ -24,6 +25,7 @@ struct ProfileOptions {
   Blocking blocking = Blocking::global;
   bool backfill = false;
   PriorityOptions priority_options;
+  MilpOptions milp;  // used by --placement milp
   // "fcfs", "sjf+backfill" ...: name used in outputs.
   std::string name() const;
 };
@@ -44,12 +46,14 @@ class ProfileScheduler final : public sim::Scheduler {
   void begin_run(const sim::Engine& engine) override;
   void decide(sim::Engine& engine) override;
   const ProfileOptions& options() const { return options_; }
+  const PlacementPolicy& placement() const { return *placement_; }
 
  private:
   // Earliest time (by estimates) at which `job` fits in `pool`, releasing running jobs in order of estimated end.
   Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool) const;
   // Places `job` in one of `pools` and starts it; false when it does not fit there now.
-  bool try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools);
+  // `later` = the priority order after `job`, for look-ahead placements.
+  bool try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools, std::span<const JobIndex> later);
 
   ProfileOptions options_;
   std::unique_ptr<PriorityPolicy> priority_;
@@ -58,6 +62,7 @@ class ProfileScheduler final : public sim::Scheduler {
   std::vector<char> blocked_;
   std::vector<Seconds> reservation_;  // per pool; kForever = none
   std::vector<PoolId> pools_;
+  std::vector<UpcomingJob> upcoming_;
 };
 
 }  // namespace rltune::policy

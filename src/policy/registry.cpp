@@ -1,5 +1,7 @@
 #include "policy/registry.h"
 
+#include "policy/placement/milp_placement.h"
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -52,9 +54,14 @@ void register_builtins() {
                          return make_key_priority(def, options);
                        }});
   register_placement({"greedy", "reference pick: lexicographically smallest (node, GPUs) list on the fewest nodes",
-                      make_greedy_placement});
-  register_placement({"defrag", "fewest new partially used nodes, then least idle GPUs on them", make_defrag_placement});
-  register_placement({"balance", "smallest increase in the variance of node utilisation", make_balance_placement});
+                      [](const ProfileOptions&) { return make_greedy_placement(); }});
+  register_placement({"defrag", "fewest new partially used nodes, then least idle GPUs on them",
+                      [](const ProfileOptions&) { return make_defrag_placement(); }});
+  register_placement({"balance", "smallest increase in the variance of node utilisation",
+                      [](const ProfileOptions&) { return make_balance_placement(); }});
+  register_placement({"milp", "MILP over nodes grouped by free GPUs: fewer partial nodes, balanced load, room for "
+                              "the next jobs (--milp-*)",
+                      [](const ProfileOptions& o) { return make_milp_placement(o.milp); }});
 }
 
 const std::vector<PriorityEntry>& priority_policies() { return priorities(); }
@@ -65,7 +72,7 @@ std::unique_ptr<ProfileScheduler> make_profile(const ProfileOptions& options) {
   const std::string name = options.priority.substr(0, colon);
   const std::string argument = colon == std::string::npos ? "" : options.priority.substr(colon + 1);
   auto priority = find(priorities(), name, "priority").make(argument, options.priority_options);
-  auto placement = find(placements(), options.placement, "placement").make();
+  auto placement = find(placements(), options.placement, "placement").make(options);
   return std::make_unique<ProfileScheduler>(options, std::move(priority), std::move(placement));
 }
 

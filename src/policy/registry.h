@@ -20,7 +20,7 @@ struct PriorityEntry {
 struct PlacementEntry {
   std::string name;
   std::string description;
-  std::function<std::unique_ptr<PlacementPolicy>()> make;
+  std::function<std::unique_ptr<PlacementPolicy>(const ProfileOptions& options)> make;
 };
 
 void register_priority(PriorityEntry entry);

@@ -50,6 +50,12 @@ Json to_json(const metrics::Summary& s) {
   j["sim_wall_s"] = s.sim_wall_s;
   j["decision_us_p50"] = s.decision_us_p50;
   j["decision_us_p99"] = s.decision_us_p99;
+  if (s.has_milp) {
+    j["milp_solves"] = s.milp_solves;
+    j["milp_fallbacks"] = s.milp_fallbacks;
+    j["milp_us_p50"] = s.milp_us_p50;
+    j["milp_us_p99"] = s.milp_us_p99;
+  }
   return j;
 }
 

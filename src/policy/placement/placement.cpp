@@ -17,7 +17,8 @@ bool any_pool_large_enough(const cluster::ClusterState& state, int gpus, std::sp
 
 class GreedyPlacement final : public PlacementPolicy {
  public:
-  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const override {
+  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
+                    std::span<const UpcomingJob> = {}) const override {
     PlaceResult result;
     if (!any_pool_large_enough(state, gpus, pools)) {
       result.status = PlaceStatus::never_fits;
@@ -53,7 +54,8 @@ class GreedyPlacement final : public PlacementPolicy {
 class OrderedPlacement final : public PlacementPolicy {
  public:
   explicit OrderedPlacement(void (*sort)(std::vector<Candidate>&)) : sort_(sort) {}
-  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const override {
+  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
+                    std::span<const UpcomingJob> = {}) const override {
     PlaceResult result;
     if (!any_pool_large_enough(state, gpus, pools)) {
       result.status = PlaceStatus::never_fits;

@@ -3,6 +3,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_state.h"
 
@@ -19,11 +20,30 @@ struct PlaceResult {
   cluster::Placement placement;
 };
 
+// A job behind the one being placed, in the active priority order (for look-ahead placements).
+struct UpcomingJob {
+  int gpus = 0;
+  std::span<const PoolId> pools;  // its eligible pools
+};
+
+// Counters a placement keeps over a run (e.g. MILP solves); reported in summary.json when non-empty.
+struct PlacementStats {
+  std::size_t solves = 0;
+  std::size_t fallbacks = 0;
+  std::vector<double> solve_us;
+};
+
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
-  // Chooses where `gpus` GPUs go among `pools` (one pool only) given `state`. Deterministic.
-  virtual PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const = 0;
+  // Chooses where `gpus` GPUs go among `pools` (one pool only) given `state`. Deterministic. `upcoming`
+  // lists the next jobs in priority order (only placements with lookahead() > 0 read it).
+  virtual PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
+                            std::span<const UpcomingJob> upcoming = {}) const = 0;
+  // How many upcoming jobs place() wants; 0 = none.
+  virtual int lookahead() const { return 0; }
+  // Run statistics, if the policy keeps any (nullptr = none).
+  virtual const PlacementStats* stats() const { return nullptr; }
 };
 
 // greedy: the reference's pick (SPEC 4.5): the lexicographically smallest (node, gpus) list among the

@@ -1,0 +1,56 @@
+#pragma once
+// MILP job-to-node mapping (`--placement milp`). Only where a job goes, never whether it starts: a job is
+// placed only when the reference greedy pick can place it, so the decision rule is unchanged.
+//
+// Model `nodes` (default), per eligible pool P of gpu-per-node G, for a request of R GPUs:
+//   x[l][k] = number of nodes with l free GPUs that get k GPUs (integer; nodes with the same free count
+//   are interchangeable, so the model grows with the distinct free counts, not the node count).
+//   sum_k x[l][k] <= nodes at level l;  sum k*x[l][k] = R;  ceil(R/G) <= sum x <= ceil(R/G) + extra_nodes.
+//   After placement, c[v] = nodes with v free GPUs (linear in x). Objective, minimised:
+//     alpha * partial nodes (0 < free < G)  +  beta * variance of node utilisation over the pool
+//   + delta * nodes used  +  waste * GPUs left free on the nodes used (best fit)
+//   -  gamma * sum over the next K jobs of [job k still fits]
+//   where job k (r GPUs, m = ceil(r/G) nodes) fits in P iff sum_{t=1..G} min(c[t..G], m) >= r (the m
+//   nodes with most free GPUs can hold it), and counts only if it fits in none of its other pools.
+//   Every term is exact (two-sided indicators); the objective is taken relative to the state before
+//   placement so that pools compare fairly; the best pool wins, ties to the earlier pool.
+// Model `ways`: the paper's model, corrected (SPEC 4.7, B18-B21): the candidate ways are the first
+//   tier-1/tier-2 entries in defrag and load-balance order; each is scored with the same objective
+//   (partial nodes counted both ways, the paper's free-GPU range (max - min) over the whole pool, the
+//   next K jobs of the active order);
+//   with a single way, that way is used (B20). The per-way objective is a constant of the way, so the
+//   MILP over ways is solved exactly by evaluating them (as SPEC 4.7 step 9 notes).
+// A solve that fails or hits its time limit without a solution falls back to `defrag` (counted).
+#include <memory>
+
+#include "policy/placement/placement.h"
+
+namespace rltune::policy {
+
+struct MilpOptions {
+  std::string model = "nodes";  // nodes | ways
+  // Defaults of the `nodes` model, from the sweep in docs/placement.md: the reference's load-range term
+  // (beta) and partial-node term (alpha) work against packing in simulation and raise waits, while best
+  // fit (waste) and room for the next jobs (gamma) lower them. for_model("ways") gives the paper's values.
+  double alpha = 0;          // weight of partially used nodes after placement
+  double beta = 0;           // weight of load imbalance: variance of node utilisation (nodes), free-GPU range (ways)
+  double gamma = 0.5;        // reward per upcoming job that still fits
+  double delta = 0.05;       // weight per node used (fewer nodes: less communication)
+  double waste = 0.1;        // weight per GPU left free on the nodes the job uses (best fit)
+  int lookahead = 5;         // K: upcoming jobs considered (reference TOP_K_MILP)
+  int extra_nodes = 1;       // nodes beyond ceil(R/G) the `nodes` model may use
+  double time_limit_ms = 20; // per solve
+
+  // The defaults of a model: `ways` uses the reference's alpha 1, beta 0.3, gamma 0.5 and nothing else.
+  static MilpOptions for_model(const std::string& model);
+};
+void validate(const MilpOptions& options);  // InputError for bad values
+
+std::unique_ptr<PlacementPolicy> make_milp_placement(const MilpOptions& options);
+
+// The objective of a concrete after-placement state of pool P (free GPUs per node), exactly as the models
+// define it, without the relative-to-before offset. For tests (brute force) and the `ways` model.
+double milp_objective(std::span<const int> free_after, int gpus_per_node, int nodes_used, int left_on_used,
+                      std::span<const UpcomingJob> upcoming, const MilpOptions& options);
+
+}  // namespace rltune::policy

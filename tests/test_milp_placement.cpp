@@ -1,0 +1,255 @@
+// MILP placement: both models reach the exact optimum of their stated objective, checked against a
+// brute-force search over every placement on random small clusters (multi-pool jobs included); the
+// decision rule is unchanged (placed exactly when greedy places); the objective's terms on hand cases.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "cluster/cluster_state.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "helpers.h"
+#include "policy/placement/enumerate.h"
+#include "policy/placement/milp_placement.h"
+
+namespace rltune::policy {
+namespace {
+
+// Independent of the implementation: can r GPUs go on ceil(r/G) nodes of these free counts?
+bool fits_brute(std::vector<int> free, int gpn, int r) {
+  const std::size_t m = static_cast<std::size_t>((r + gpn - 1) / gpn);
+  if (m > free.size()) return false;
+  std::sort(free.rbegin(), free.rend());
+  int sum = 0;
+  for (std::size_t i = 0; i < m; ++i) sum += free[i];
+  return sum >= r;
+}
+
+struct Case {
+  cluster::ClusterSpec spec;
+  std::unique_ptr<cluster::ClusterState> state;
+  int gpus = 0;
+  std::vector<PoolId> pools;                 // eligible pools of the job
+  std::vector<std::vector<PoolId>> upcoming_pools;
+  std::vector<UpcomingJob> upcoming;
+  MilpOptions options;
+};
+
+std::vector<int> pool_free(const cluster::ClusterState& s, PoolId p) { return {s.pool_free(p).begin(), s.pool_free(p).end()}; }
+
+// The stated objective of placing `shares` in pool p, relative to before, over the whole cluster.
+double score(const Case& c, PoolId p, const std::vector<cluster::Share>& shares) {
+  const auto& o = c.options;
+  const int gpn = c.spec.pools[p].gpus_per_node;
+  const auto terms = [&](const std::vector<int>& free) {
+    int partial = 0;
+    for (const int f : free) partial += f > 0 && f < gpn;
+    const auto [lo, hi] = std::minmax_element(free.begin(), free.end());
+    double mean = 0, var = 0;  // of utilisation (G - free) / G
+    for (const int f : free) mean += static_cast<double>(gpn - f) / gpn / free.size();
+    for (const int f : free) var += std::pow(static_cast<double>(gpn - f) / gpn - mean, 2) / free.size();
+    return o.alpha * partial + o.beta * (o.model == "ways" ? *hi - *lo : var);
+  };
+  std::vector<std::vector<int>> before, after;
+  for (PoolId q = 0; q < static_cast<PoolId>(c.spec.pools.size()); ++q) before.push_back(pool_free(*c.state, q));
+  after = before;
+  for (const auto& s : shares) after[p][s.node - c.spec.pools[p].first_node] -= s.gpus;
+  const auto fitting = [&](const std::vector<std::vector<int>>& free) {
+    int n = 0;
+    for (const auto& job : c.upcoming) {
+      bool any = false;
+      for (const PoolId q : job.pools) any = any || fits_brute(free[q], c.spec.pools[q].gpus_per_node, job.gpus);
+      n += any;
+    }
+    return n;
+  };
+  int left = 0;
+  for (const auto& s : shares) left += after[p][s.node - c.spec.pools[p].first_node];
+  return terms(after[p]) - terms(before[p]) + o.delta * static_cast<double>(shares.size()) + o.waste * left -
+         o.gamma * (fitting(after) - fitting(before));
+}
+
+// Best score over every placement the `nodes` model allows: every pool, every split of the request over
+// ceil(R/G) .. ceil(R/G) + extra nodes, given that greedy can place it in that pool.
+double brute_force_nodes(const Case& c) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const PoolId p : c.pools) {
+    const auto free = pool_free(*c.state, p);
+    const int gpn = c.spec.pools[p].gpus_per_node;
+    if (!fits_brute(free, gpn, c.gpus)) continue;
+    const int fewest = min_nodes(c.gpus, gpn);
+    std::vector<cluster::Share> shares;
+    std::function<void(std::size_t, int)> walk = [&](std::size_t i, int left) {
+      if (left == 0) {
+        const int used = static_cast<int>(shares.size());
+        if (used >= fewest && used <= fewest + c.options.extra_nodes) best = std::min(best, score(c, p, shares));
+        return;
+      }
+      if (i == free.size()) return;
+      walk(i + 1, left);
+      for (int k = 1; k <= std::min(free[i], left); ++k) {
+        shares.push_back({c.spec.pools[p].first_node + static_cast<NodeId>(i), k});
+        walk(i + 1, left - k);
+        shares.pop_back();
+      }
+    };
+    walk(0, c.gpus);
+  }
+  return best;
+}
+
+// The paper's ways (first tier-1/tier-2 entries in defrag and balance order), each scored; the best.
+double brute_force_ways(const Case& c) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const PoolId p : c.pools) {
+    if (!fits_brute(pool_free(*c.state, p), c.spec.pools[p].gpus_per_node, c.gpus)) continue;
+    Candidates cand;
+    collect_candidates(snapshot(*c.state, p), c.gpus, true, cand);
+    for (auto* tier : {&cand.tier1, &cand.tier2})
+      for (auto sort : {sort_defrag, sort_balance}) {
+        if (tier->empty()) continue;
+        auto copy = *tier;
+        sort(copy);
+        best = std::min(best, score(c, p, copy.front().placement.shares));
+      }
+  }
+  return best;
+}
+
+Case random_case(Rng& rng) {
+  Case c;
+  const int pool_count = static_cast<int>(rng.uniform_int(1, 2));
+  std::string yaml = "name: r\npools:\n";
+  for (int p = 0; p < pool_count; ++p) {
+    const int gpn = std::array{1, 2, 4, 8}[static_cast<std::size_t>(rng.uniform_int(0, 3))];
+    yaml += fmt::format("  - {{name: p{}, nodes: {}, gpus_per_node: {}}}\n", p, rng.uniform_int(1, 5), gpn);
+  }
+  c.spec = testing::cluster_from(yaml);
+  c.state = std::make_unique<cluster::ClusterState>(c.spec);
+  for (const auto& pool : c.spec.pools)
+    for (int n = 0; n < pool.nodes; ++n) {
+      const int used = static_cast<int>(rng.uniform_int(0, pool.gpus_per_node));
+      if (used > 0) c.state->allocate({static_cast<PoolId>(&pool - c.spec.pools.data()), {{pool.first_node + n, used}}});
+    }
+  for (PoolId p = 0; p < pool_count; ++p)
+    if (pool_count == 1 || rng.uniform() < 0.8) c.pools.push_back(p);
+  if (c.pools.empty()) c.pools.push_back(0);
+  int largest = 0;
+  for (const PoolId p : c.pools) largest = std::max(largest, c.state->pool_free_total(p));
+  c.gpus = static_cast<int>(rng.uniform_int(1, std::max(1, largest)));
+  const int k = static_cast<int>(rng.uniform_int(0, 3));
+  for (int j = 0; j < k; ++j) {
+    std::vector<PoolId> pools;
+    for (PoolId p = 0; p < pool_count; ++p)
+      if (rng.uniform() < 0.7) pools.push_back(p);
+    if (pools.empty()) pools.push_back(static_cast<PoolId>(rng.uniform_int(0, pool_count - 1)));
+    c.upcoming_pools.push_back(pools);
+  }
+  for (const auto& pools : c.upcoming_pools) c.upcoming.push_back({static_cast<int>(rng.uniform_int(1, 10)), pools});
+  if (rng.uniform() < 0.5) {  // random weights half the time, the defaults otherwise
+    c.options.alpha = rng.uniform() * 2;
+    c.options.beta = rng.uniform();
+    c.options.gamma = rng.uniform() * 2;
+    c.options.delta = rng.uniform() * 0.5;
+    c.options.waste = rng.uniform() * 0.2;
+    c.options.extra_nodes = static_cast<int>(rng.uniform_int(0, 2));
+  }
+  c.options.time_limit_ms = 10'000;  // the property is about optimality, not speed
+  return c;
+}
+
+void check_against_brute_force(const std::string& model, std::uint64_t seed) {
+  Rng rng(seed);
+  int placed = 0;
+  for (int i = 0; i < 300; ++i) {
+    Case c = random_case(rng);
+    // Upcoming spans point into c.upcoming_pools; rebuild after the move into c.
+    for (std::size_t j = 0; j < c.upcoming.size(); ++j) c.upcoming[j].pools = c.upcoming_pools[j];
+    c.options.model = model;
+    const auto milp = make_milp_placement(c.options);
+    const PlaceResult r = milp->place(*c.state, c.gpus, c.pools, c.upcoming);
+    const PlaceResult greedy = make_greedy_placement()->place(*c.state, c.gpus, c.pools);
+    ASSERT_EQ(r.status, greedy.status) << "case " << i << ": milp must not change whether the job starts";
+    if (r.status != PlaceStatus::placed) continue;
+    ++placed;
+    ASSERT_EQ(c.state->validate(r.placement, c.gpus, c.pools), "") << "case " << i;
+    const double expected = model == "nodes" ? brute_force_nodes(c) : brute_force_ways(c);
+    std::string detail;
+    for (PoolId q = 0; q < static_cast<PoolId>(c.spec.pools.size()); ++q) {
+      detail += fmt::format(" pool{} G={} free=[", q, c.spec.pools[q].gpus_per_node);
+      for (const int f : pool_free(*c.state, q)) detail += fmt::format("{} ", f);
+      detail += "]";
+    }
+    detail += fmt::format(" R={} eligible={} upcoming=", c.gpus, fmt::join(c.pools, ","));
+    for (const auto& u : c.upcoming) detail += fmt::format("{}@[{}] ", u.gpus, fmt::join(u.pools, ","));
+    detail += fmt::format(" a={} b={} g={} d={} extra={} chose pool {}:", c.options.alpha, c.options.beta, c.options.gamma,
+                          c.options.delta, c.options.extra_nodes, r.placement.pool);
+    for (const auto& sh : r.placement.shares) detail += fmt::format(" {}x{}", sh.node, sh.gpus);
+    EXPECT_NEAR(score(c, r.placement.pool, r.placement.shares), expected, 1e-6) << model << " case " << i << detail;
+    EXPECT_EQ(milp->stats()->fallbacks, 0u);
+  }
+  EXPECT_GT(placed, 150) << "too few placeable cases to mean anything";
+}
+
+TEST(MilpPlacement, NodesModelIsOptimalAgainstBruteForce) { check_against_brute_force("nodes", 11); }
+TEST(MilpPlacement, WaysModelIsOptimalAgainstBruteForce) { check_against_brute_force("ways", 12); }
+
+TEST(MilpPlacement, PrefersFillingPartialNodesAndKeepsRoomForTheNextJob) {
+  // Pool of four 8-GPU nodes, free 8,8,8,3. A 3-GPU job: greedy takes node 0 (first fit), leaving two
+  // partial-free nodes; the MILP fills node 3 exactly, leaving three whole nodes for an 8-GPU job.
+  const auto spec = testing::cluster_from("pools: [{name: p, nodes: 4, gpus_per_node: 8}]");
+  cluster::ClusterState state(spec);
+  state.allocate({0, {{3, 5}}});
+  const PoolId pools[] = {0};
+  const PoolId next_pools[] = {0};
+  const UpcomingJob next[] = {{24, next_pools}};
+  const auto milp = make_milp_placement({});
+  const PlaceResult r = milp->place(state, 3, pools, next);
+  ASSERT_EQ(r.status, PlaceStatus::placed);
+  EXPECT_EQ(r.placement.shares, (std::vector<cluster::Share>{{3, 3}}));
+  EXPECT_EQ(make_greedy_placement()->place(state, 3, pools).placement.shares, (std::vector<cluster::Share>{{0, 3}}));
+  EXPECT_EQ(milp->stats()->solves, 1u);
+}
+
+TEST(MilpPlacement, ObjectiveTermsOnAHandCase) {
+  MilpOptions o = MilpOptions::for_model("ways");  // the range term
+  o.delta = 0.05, o.waste = 0.01;
+  const int free[] = {8, 3, 0, 5};
+  const PoolId p0[] = {0};
+  const UpcomingJob jobs[] = {{8, p0}, {9, p0}, {4, p0}};  // 8 fits (node 0); 9 needs 2 nodes: 8+5 ok; 4 ok
+  // partial nodes: 3 and 5 -> 2; range 8 - 0 = 8; nodes used 2; fitting 3.
+  EXPECT_NEAR(milp_objective(free, 8, 2, 3, jobs, o), 2 * 1.0 + 0.3 * 8 + 0.05 * 2 + 0.01 * 3 - 0.5 * 3, 1e-12);
+  const UpcomingJob big[] = {{17, p0}};  // 3 nodes: 8 + 5 + 3 = 16 < 17
+  EXPECT_NEAR(milp_objective(free, 8, 0, 0, big, o), 2 + 0.3 * 8, 1e-12);
+}
+
+TEST(MilpPlacement, WaysDefaultsAreThePapersWeights) {
+  const MilpOptions ways = MilpOptions::for_model("ways");
+  EXPECT_EQ(ways.alpha, 1.0);
+  EXPECT_EQ(ways.beta, 0.3);
+  EXPECT_EQ(ways.gamma, 0.5);
+  EXPECT_EQ(ways.delta, 0.0);
+  EXPECT_EQ(ways.waste, 0.0);
+  EXPECT_EQ(ways.lookahead, 5);
+}
+
+TEST(MilpPlacement, BadOptionsAreInputErrors) {
+  MilpOptions o;
+  o.model = "magic";
+  EXPECT_THROW(make_milp_placement(o), InputError);
+  o = {};
+  o.alpha = -1;
+  EXPECT_THROW(make_milp_placement(o), InputError);
+  o = {};
+  o.time_limit_ms = 0;
+  EXPECT_THROW(make_milp_placement(o), InputError);
+}
+
+}  // namespace
+}  // namespace rltune::policy
