@@ -9,6 +9,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "trace/formats.h"
 #include "trace/gpu_types.h"
 
@@ -177,6 +178,7 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
     const auto bytes = static_cast<std::size_t>(in.tellg() - start);
     in.seekg(start);
     trace.jobs.reserve(std::min<std::size_t>(bytes / 32 + 1, (256u << 20) / sizeof(JobSpec)));
+    advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(JobSpec));
   }
   in.clear();
   RowSink sink(name, options, trace);

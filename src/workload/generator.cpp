@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/rng.h"
 
 namespace rltune::workload {
@@ -86,6 +88,18 @@ double operational_at(const WorkloadModel& model, double t) {
   return op + model.hourly_weights[static_cast<std::size_t>(whole_hours % 24)] * (t - static_cast<double>(whole_hours) * 3600);
 }
 
+// prefix + number zero-padded to `width` digits ("job0000042"): ids are made a million at a time, and
+// fmt::format costs more than the rest of a job's generation.
+std::string label(const char* prefix, long long number, int width) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, number).ptr;
+  const int length = static_cast<int>(end - digits);
+  std::string out(prefix);
+  out.append(static_cast<std::size_t>(std::max(0, width - length)), '0');
+  out.append(digits, end);
+  return out;
+}
+
 std::size_t pick(const std::vector<double>& cumulative, double u) {
   const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
   return std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), cumulative.size() - 1);
@@ -107,13 +121,15 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
   trace.source = fmt::format("generated(like={},jobs={},load={},seed={},cluster={})", model.name, o.jobs, o.load,
                              o.seed, cluster.name);
   trace.format = "generated";
+  trace.jobs.reserve(static_cast<std::size_t>(o.jobs));
+  advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(trace::JobSpec));
   trace.jobs.resize(static_cast<std::size_t>(o.jobs));
   double work = 0;
   for (int i = 0; i < o.jobs; ++i) {
     trace::JobSpec& j = trace.jobs[static_cast<std::size_t>(i)];
     const Target& target = targets[pick(target_cumulative, rng.uniform())];
     const SizeClass& size = model.sizes[static_cast<std::size_t>(target.sizes[pick(target.cumulative, rng.uniform())])];
-    j.id = fmt::format("job{:07d}", i);
+    j.id = label("job", i, 7);
     j.source_line = i + 1;
     j.gpus = size.gpus;
     j.duration = std::llround(duration_at(size, rng.uniform()));
@@ -122,7 +138,7 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
     j.requested_time = std::max(1LL, rounds) * model.estimate_round_s;
     j.vc = target.vc;
     if (!target.gpu_type.empty()) j.gpu_types = {target.gpu_type};
-    j.user = fmt::format("u{}", rng.uniform_int(1, model.users));
+    j.user = label("u", rng.uniform_int(1, model.users), 0);
     work += static_cast<double>(j.duration) * j.gpus;
   }
 
