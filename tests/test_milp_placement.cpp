@@ -17,6 +17,9 @@
 #include "helpers.h"
 #include "policy/placement/enumerate.h"
 #include "policy/placement/milp_placement.h"
+#include "policy/registry.h"
+#include "sim/engine.h"
+#include "workload/generator.h"
 
 namespace rltune::policy {
 namespace {
@@ -237,6 +240,56 @@ TEST(MilpPlacement, WaysDefaultsAreThePapersWeights) {
   EXPECT_EQ(ways.delta, 0.0);
   EXPECT_EQ(ways.waste, 0.0);
   EXPECT_EQ(ways.lookahead, 5);
+}
+
+// Records what a placement is told about upcoming jobs, and places like greedy.
+class RecordingPlacement final : public PlacementPolicy {
+ public:
+  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
+                    std::span<const UpcomingJob> upcoming) const override {
+    std::vector<int> seen;
+    for (const auto& u : upcoming) seen.push_back(u.gpus);
+    calls.emplace_back(gpus, seen);
+    return greedy->place(state, gpus, pools);
+  }
+  int lookahead() const override { return 2; }
+  mutable std::vector<std::pair<int, std::vector<int>>> calls;
+  std::unique_ptr<PlacementPolicy> greedy = make_greedy_placement();
+};
+
+TEST(MilpPlacement, UpcomingJobsAreTheNextQueuedJobsInPriorityOrder) {
+  // One 8-GPU node; jobs of distinct sizes all submitted at 0, FCFS: a(8) runs first, the rest wait.
+  register_builtins();
+  const auto cluster = testing::cluster_from("pools: [{name: p, nodes: 1, gpus_per_node: 8}]");
+  const std::vector<trace::JobSpec> jobs = {testing::job("a", 0, 10, 8), testing::job("b", 0, 10, 1),
+                                            testing::job("c", 0, 10, 2), testing::job("d", 0, 10, 3),
+                                            testing::job("e", 0, 10, 4)};
+  const ProfileOptions options = testing::profile("fcfs");
+  auto recording = std::make_unique<RecordingPlacement>();
+  const RecordingPlacement& seen = *recording;
+  const auto& entry = *std::find_if(priority_policies().begin(), priority_policies().end(),
+                                    [](const auto& e) { return e.name == "fcfs"; });
+  ProfileScheduler scheduler(options, entry.make("", options.priority_options), std::move(recording));
+  sim::Engine engine(cluster, jobs);
+  engine.run(scheduler);
+  using Call = std::pair<int, std::vector<int>>;
+  // t=0: a (next: b, c) starts; b (next: c, d) blocks. t=10: b, c, d start (each sees the next two queued
+  // jobs, never itself or a started one); e (nothing behind it) does not fit. t=20: e.
+  const std::vector<Call> expected = {{8, {1, 2}}, {1, {2, 3}}, {1, {2, 3}}, {2, {3, 4}},
+                                      {3, {4}},    {4, {}},     {4, {}}};
+  EXPECT_EQ(seen.calls, expected);
+}
+
+TEST(MilpPlacement, BackfillProbesDoNotSolve) {
+  // Shadow-time probes ask only whether a job fits: milp_solves counts placements, one per started job.
+  register_builtins();
+  const auto cluster = cluster::load_cluster("helios");
+  auto options = testing::profile("fcfs", Blocking::global, /*backfill=*/true, "milp");
+  auto scheduler = make_profile(options);
+  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 300, .load = 0.9, .seed = 2});
+  sim::Engine engine(cluster, trace.jobs);
+  engine.run(*scheduler);
+  EXPECT_EQ(scheduler->placement().stats()->solves, 300u);
 }
 
 TEST(MilpPlacement, BadOptionsAreInputErrors) {

@@ -130,15 +130,16 @@ int run_simulate(const SimulateArgs& a) {
       const std::span<const trace::JobSpec> jobs(trace.jobs.data() + w.start, w.length);
       sim::Engine engine(cluster, jobs, engine_options);
       const policy::PlacementStats* stats = scheduler->placement().stats();
-      const policy::PlacementStats before = stats ? *stats : policy::PlacementStats{};
+      const policy::PlacementStats before =
+          stats ? policy::PlacementStats{stats->solves, stats->fallbacks, {}} : policy::PlacementStats{};
+      const std::size_t first_us = stats ? stats->solve_us.size() : 0;
       runs.push_back(metrics::run_and_measure(engine, *scheduler, w.label));
       if (stats) {  // this window's share of the scheduler's running totals
         metrics::RunMetrics& run = runs.back();
         run.has_placement_stats = true;
         run.placement_solves = stats->solves - before.solves;
         run.placement_fallbacks = stats->fallbacks - before.fallbacks;
-        run.placement_us.assign(stats->solve_us.begin() + static_cast<std::ptrdiff_t>(before.solve_us.size()),
-                                stats->solve_us.end());
+        run.placement_us.assign(stats->solve_us.begin() + static_cast<std::ptrdiff_t>(first_us), stats->solve_us.end());
       }
       if (runs.back().estimate_fallbacks > 0)
         spdlog::warn("window {}: {} jobs have no requested time; their estimate is the true duration", w.label,
@@ -224,7 +225,7 @@ Command add_simulate(CLI::App& app) {
   sub->add_option("--milp-model", args->milp_model, "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)")
       ->capture_default_str();
   sub->add_option("--milp-alpha", w[0], "milp: weight of partially used nodes (default: nodes 0, ways 1)");
-  sub->add_option("--milp-beta", w[1], "milp: weight of the free-GPU range across nodes (default: nodes 0, ways 0.3)");
+  sub->add_option("--milp-beta", w[1], "milp: weight of load imbalance: variance of node utilisation (nodes; default 0) or free-GPU range (ways; 0.3)");
   sub->add_option("--milp-gamma", w[2], "milp: reward per upcoming job that still fits (default 0.5)");
   sub->add_option("--milp-delta", w[3], "milp: weight per node used (default: nodes 0.05, ways 0)");
   sub->add_option("--milp-waste", w[4], "milp: weight per GPU left free on the nodes used (default: nodes 0.1, ways 0)");

@@ -57,7 +57,7 @@ Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, P
   const PoolId only[] = {pool};
   for (const JobIndex r : ending) {
     future.release(engine.job(r).placement);
-    if (placement_->place(future, gpus, only).status == PlaceStatus::placed) return estimated_end(r);
+    if (placement_->feasibility(future, gpus, only) == PlaceStatus::placed) return estimated_end(r);
   }
   return kForever;
 }

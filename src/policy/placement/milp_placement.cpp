@@ -105,6 +105,10 @@ class MilpPlacement final : public PlacementPolicy {
       : options_(options), greedy_(make_greedy_placement()), defrag_(make_defrag_placement()) {}
 
   int lookahead() const override { return options_.lookahead; }
+  // Exactly when greedy places: no model is solved for a yes/no question.
+  PlaceStatus feasibility(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const override {
+    return greedy_->place(state, gpus, pools).status;
+  }
   const PlacementStats* stats() const override { return &stats_; }
 
   PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,

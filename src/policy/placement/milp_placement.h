@@ -20,7 +20,10 @@
 //   next K jobs of the active order);
 //   with a single way, that way is used (B20). The per-way objective is a constant of the way, so the
 //   MILP over ways is solved exactly by evaluating them (as SPEC 4.7 step 9 notes).
-// A solve that fails or hits its time limit without a solution falls back to `defrag` (counted).
+// Counters (summary.json): milp_solves = placements decided here (one per started job, whatever the number
+// of pools solved); milp_fallbacks = those where some solve proved no optimum: it hit the time limit (its
+// best solution is used) or failed (then `defrag` places the job if no pool had a solution). The time
+// limit is a wall-clock safety valve: when it fires, the placement may depend on machine load.
 #include <memory>
 
 #include "policy/placement/placement.h"

@@ -40,6 +40,10 @@ class PlacementPolicy {
   // lists the next jobs in priority order (only placements with lookahead() > 0 read it).
   virtual PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
                             std::span<const UpcomingJob> upcoming = {}) const = 0;
+  // Whether place() would place the job now, without choosing where (backfill's shadow-time probes).
+  virtual PlaceStatus feasibility(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const {
+    return place(state, gpus, pools).status;
+  }
   // How many upcoming jobs place() wants; 0 = none.
   virtual int lookahead() const { return 0; }
   // Run statistics, if the policy keeps any (nullptr = none).
