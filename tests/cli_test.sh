@@ -130,6 +130,7 @@ grep -q '"alpha": 2' "$TMP/ways/config.json" || fail "config.json lacks the give
 grep -q '"beta": 0.3' "$TMP/ways/config.json" || fail "ways should default to the paper's beta"
 expect 2 "unknown model 'magic'" -- simulate --placement milp --milp-model magic
 expect 2 "milp-alpha" -- simulate --placement milp --milp-alpha -1
+expect 2 "applies only to --placement milp" -- simulate --milp-gamma 1
 
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit $((failures > 0))

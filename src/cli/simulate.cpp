@@ -249,7 +249,14 @@ Command add_simulate(CLI::App& app) {
   sub->add_option("--mf-max-age", args->multifactor.max_age_s, "multifactor: Slurm PriorityMaxAge in seconds")
       ->capture_default_str();
   sub->add_flag("--mf-favor-small", args->multifactor.favor_small, "multifactor: Slurm PriorityFavorSmall=YES");
-  return {sub, [args] { return run_simulate(*args); }};
+  return {sub, [args, sub] {
+            // MILP options without the MILP placement would be silently ignored: an error instead.
+            for (const char* name : {"--milp-model", "--milp-alpha", "--milp-beta", "--milp-gamma", "--milp-delta",
+                                     "--milp-waste", "--milp-lookahead", "--milp-extra-nodes", "--milp-time-limit-ms"})
+              if (sub->count(name) > 0 && args->placement != "milp")
+                throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, args->placement));
+            return run_simulate(*args);
+          }};
 }
 
 }  // namespace rltune::cli
