@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "cluster/yaml_check.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "trace/gpu_types.h"
@@ -317,23 +318,6 @@ std::vector<std::string> describe(const Inventory& inventory, const InventoryClu
 
 namespace {
 
-// A YAML scalar: plain when it cannot be read as anything but this string, else double-quoted.
-std::string scalar(const std::string& s) {
-  static const char* const kReserved[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null"};
-  bool plain = !s.empty() && std::isalpha(static_cast<unsigned char>(s[0])) &&
-               std::all_of(s.begin(), s.end(), [](char c) {
-                 return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-               });
-  for (const char* word : kReserved) plain = plain && !iequal(s, word);
-  if (plain) return s;
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += fmt::format("\\{}", c);
-    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    else out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -348,10 +332,10 @@ std::string to_yaml(const ClusterSpec& cluster, const std::vector<std::string>& 
       start = end == std::string::npos ? end : end + 1;
     } while (start != std::string::npos);
   }
-  out += "name: " + scalar(cluster.name) + "\npools:\n";
+  out += "name: " + yaml_scalar(cluster.name) + "\npools:\n";
   for (const PoolSpec& p : cluster.pools) {
-    out += "  - {name: " + scalar(p.name);
-    if (!p.gpu_type.empty()) out += ", gpu_type: " + scalar(p.gpu_type);
+    out += "  - {name: " + yaml_scalar(p.name);
+    if (!p.gpu_type.empty()) out += ", gpu_type: " + yaml_scalar(p.gpu_type);
     out += fmt::format(", nodes: {}, gpus_per_node: {}", p.nodes, p.gpus_per_node);
     if (p.cpus_per_node >= 0) out += fmt::format(", cpus_per_node: {}", p.cpus_per_node);
     if (p.memory_mib_per_node >= 0) out += fmt::format(", memory_mib_per_node: {}", p.memory_mib_per_node);
@@ -359,7 +343,7 @@ std::string to_yaml(const ClusterSpec& cluster, const std::vector<std::string>& 
     std::vector<std::string> keys;
     if (!a.vc.empty()) {
       std::string vcs;
-      for (const auto& vc : a.vc) vcs += (vcs.empty() ? "" : ", ") + scalar(vc);
+      for (const auto& vc : a.vc) vcs += (vcs.empty() ? "" : ", ") + yaml_scalar(vc);
       keys.push_back("vc: [" + vcs + "]");
     }
     if (a.min_gpus != 0) keys.push_back(fmt::format("min_gpus: {}", a.min_gpus));

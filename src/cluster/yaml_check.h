@@ -4,13 +4,41 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 
 namespace rltune {
+
+// A YAML scalar for writing: plain when it cannot be read as anything but this string, else double-quoted
+// with escapes, so any name or path reads back unchanged.
+inline std::string yaml_scalar(const std::string& s) {
+  static const char* const kReserved[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null"};
+  const auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  bool plain = !s.empty() && std::isalpha(static_cast<unsigned char>(s[0])) &&
+               std::all_of(s.begin(), s.end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+               });
+  for (const char* word : kReserved) {
+    const std::string_view w(word);
+    plain = plain && !(w.size() == s.size() && std::equal(w.begin(), w.end(), s.begin(), [&](char a, char b) {
+                         return a == lower(b);
+                       }));
+  }
+  if (plain) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += fmt::format("\\{}", c);
+    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else out += c;
+  }
+  return out + "\"";
+}
 
 struct YamlCheck {
   const std::string& source;

@@ -135,16 +135,6 @@ WorkloadModel load_model(const std::string& name_or_path) {
   return parse_model(text.str(), name_or_path);
 }
 
-// A YAML double-quoted scalar (the JSON escapes are valid YAML), so any name or path reads back.
-static std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    else out += c;
-  }
-  return out + "\"";
-}
 
 std::string to_yaml(const WorkloadModel& m, const std::string& header_comment) {
   std::ostringstream out;
@@ -155,8 +145,8 @@ std::string to_yaml(const WorkloadModel& m, const std::string& header_comment) {
     for (const double v : values) s += (s.empty() ? "" : ", ") + fmt::format("{}", v);
     return "[" + s + "]";
   };
-  out << "name: " << quoted(m.name) << '\n';
-  out << "source: " << quoted(m.source) << '\n';
+  out << "name: " << yaml_scalar(m.name) << '\n';
+  out << "source: " << yaml_scalar(m.source) << '\n';
   out << "hourly_weights: " << list(m.hourly_weights) << '\n';
   out << fmt::format("max_overestimate: {}\nestimate_round_s: {}\nusers: {}\n", m.max_overestimate,
                      m.estimate_round_s, m.users);
