@@ -1,5 +1,9 @@
 #pragma once
 // Small builders shared by the tests.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,6 +15,27 @@
 #include "trace/job_spec.h"
 
 namespace rltune::testing {
+
+// A file in a fresh temporary folder, removed at the end of the test.
+struct TempFile {
+  std::filesystem::path path;
+  TempFile(const std::string& name, const std::string& text) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("rltune-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir);
+    path = dir / name;
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+// How many rows a read skipped for `reason`.
+inline std::size_t skipped(const trace::Trace& t, const std::string& reason) {
+  for (const auto& [r, n] : t.skipped.by_reason)
+    if (r == reason) return n;
+  return 0;
+}
 
 inline trace::JobSpec job(const std::string& id, Seconds submit, Seconds duration, int gpus, const std::string& vc = "",
                           Seconds requested = -1) {

@@ -11,10 +11,14 @@
 #include "core/datetime.h"
 #include "core/error.h"
 #include "trace/gpu_types.h"
+#include "helpers.h"
 #include "trace/reader.h"
 
 namespace rltune::trace {
 namespace {
+
+using testing::skipped;
+using testing::TempFile;
 
 const std::string kShared = RLTUNE_SHARED_TRACES;
 
@@ -31,26 +35,6 @@ std::string error_of(const std::string& text, const std::string& format, ReadOpt
     return e.what();
   }
   return "(no error)";
-}
-
-// A file in a fresh temporary folder, removed at the end of the test.
-struct TempFile {
-  std::filesystem::path path;
-  TempFile(const std::string& name, const std::string& text) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("rltune-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir);
-    path = dir / name;
-    std::ofstream(path) << text;
-  }
-  ~TempFile() { std::filesystem::remove(path); }
-};
-
-std::size_t skipped(const Trace& t, const std::string& reason) {
-  for (const auto& [r, n] : t.skipped.by_reason)
-    if (r == reason) return n;
-  return 0;
 }
 
 TEST(Datetime, ParsesCalendarTimesAsUtc) {

@@ -10,10 +10,14 @@
 
 #include "core/datetime.h"
 #include "core/error.h"
+#include "helpers.h"
 #include "trace/reader.h"
 
 namespace rltune::trace {
 namespace {
+
+using testing::skipped;
+using testing::TempFile;
 
 Trace read(const std::string& text, const std::string& format, ReadOptions options = {},
            const std::string& name = "t.json") {
@@ -36,26 +40,6 @@ std::string error_of(const std::string& text, const std::string& format, ReadOpt
 void expect_parts(const std::string& message, const std::vector<std::string>& parts) {
   for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << message << "\n  lacks: " << part;
 }
-
-std::size_t skipped(const Trace& t, const std::string& reason) {
-  for (const auto& [r, n] : t.skipped.by_reason)
-    if (r == reason) return n;
-  return 0;
-}
-
-// A file in a fresh temporary folder, removed at the end of the test.
-struct TempFile {
-  std::filesystem::path path;
-  TempFile(const std::string& name, const std::string& text) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("rltune-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir);
-    path = dir / name;
-    std::ofstream(path) << text;
-  }
-  ~TempFile() { std::filesystem::remove(path); }
-};
 
 // ---------------------------------------------------------------------------------------------- Philly
 

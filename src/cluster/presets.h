@@ -1,14 +1,10 @@
 #pragma once
-// Cluster presets compiled in from configs/clusters/*.yaml (see cmake/write_presets.cmake).
-#include <string>
+// Cluster presets compiled in from configs/clusters/*.yaml.
 #include <vector>
 
-namespace rltune::cluster {
+#include "core/preset.h"
 
-struct Preset {
-  std::string name;  // file name without .yaml
-  std::string yaml;
-};
+namespace rltune::cluster {
 
 const std::vector<Preset>& presets();
 

@@ -1,14 +1,10 @@
 #pragma once
-// Workload families compiled in from configs/workloads/*.yaml (see cmake/write_presets.cmake).
-#include <string>
+// Workload families compiled in from configs/workloads/*.yaml.
 #include <vector>
 
-namespace rltune::workload {
+#include "core/preset.h"
 
-struct Preset {
-  std::string name;  // file name without .yaml
-  std::string yaml;
-};
+namespace rltune::workload {
 
 const std::vector<Preset>& presets();
 
