@@ -81,40 +81,29 @@ void CsvRows::fail_row(const std::string& message) {
   sink_.bad_row(line_, "", "", message);
 }
 
-std::optional<std::int64_t> CsvRows::integer(int column, std::optional<std::int64_t> if_empty) {
+template <typename T, typename Parse>
+std::optional<T> CsvRows::parsed(int column, std::optional<T> if_empty, Parse parse, const char* expected) {
   if (!ok_) return std::nullopt;
   const auto t = text(column);
   if (t.empty()) {
     if (!if_empty) fail(column, t, "is empty");
     return if_empty;
   }
-  const auto v = csv::parse_int_rounding(t);
-  if (!v) fail(column, t, "is not a number");
+  const std::optional<T> v = parse(t);
+  if (!v) fail(column, t, expected);
   return v;
+}
+
+std::optional<std::int64_t> CsvRows::integer(int column, std::optional<std::int64_t> if_empty) {
+  return parsed(column, if_empty, csv::parse_int_rounding, "is not a number");
 }
 
 std::optional<double> CsvRows::number(int column, std::optional<double> if_empty) {
-  if (!ok_) return std::nullopt;
-  const auto t = text(column);
-  if (t.empty()) {
-    if (!if_empty) fail(column, t, "is empty");
-    return if_empty;
-  }
-  const auto v = csv::parse_double(t);
-  if (!v) fail(column, t, "is not a number");
-  return v;
+  return parsed(column, if_empty, csv::parse_double, "is not a number");
 }
 
 std::optional<std::int64_t> CsvRows::datetime(int column, std::optional<std::int64_t> if_empty) {
-  if (!ok_) return std::nullopt;
-  const auto t = text(column);
-  if (t.empty()) {
-    if (!if_empty) fail(column, t, "is empty");
-    return if_empty;
-  }
-  const auto v = parse_datetime(t);
-  if (!v) fail(column, t, "is not a date and time (YYYY-MM-DD HH:MM:SS)");
-  return v;
+  return parsed(column, if_empty, parse_datetime, "is not a date and time (YYYY-MM-DD HH:MM:SS)");
 }
 
 }  // namespace rltune::trace

@@ -50,6 +50,9 @@ class CsvRows {
  private:
   std::string name(int column) const;
   void split();
+  // A typed field: empty text gives if_empty (or an error), text `parse` rejects gives `expected`.
+  template <typename T, typename Parse>
+  std::optional<T> parsed(int column, std::optional<T> if_empty, Parse parse, const char* expected);
 
   std::istream& in_;
   RowSink& sink_;
