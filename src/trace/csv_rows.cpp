@@ -95,15 +95,16 @@ std::optional<T> CsvRows::parsed(int column, std::optional<T> if_empty, Parse pa
 }
 
 std::optional<std::int64_t> CsvRows::integer(int column, std::optional<std::int64_t> if_empty) {
-  return parsed(column, if_empty, csv::parse_int_rounding, "is not a number");
+  return parsed(column, if_empty, [](std::string_view t) { return csv::parse_int_rounding(t); }, "is not a number");
 }
 
 std::optional<double> CsvRows::number(int column, std::optional<double> if_empty) {
-  return parsed(column, if_empty, csv::parse_double, "is not a number");
+  return parsed(column, if_empty, [](std::string_view t) { return csv::parse_double(t); }, "is not a number");
 }
 
 std::optional<std::int64_t> CsvRows::datetime(int column, std::optional<std::int64_t> if_empty) {
-  return parsed(column, if_empty, parse_datetime, "is not a date and time (YYYY-MM-DD HH:MM:SS)");
+  return parsed(column, if_empty, [](std::string_view t) { return parse_datetime(t); },
+                "is not a date and time (YYYY-MM-DD HH:MM:SS)");
 }
 
 }  // namespace rltune::trace
