@@ -1,0 +1,86 @@
+#include "rl/observation.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "policy/placement/enumerate.h"
+
+namespace rltune::rl {
+
+namespace {
+
+constexpr float kEmpty[kFeatures] = {0, 1, 1, 1, 1, 1, 0};
+
+double bounded(double v) { return std::clamp(v, 0.0, 1.0 - kEps); }
+
+struct TierCount {
+  PoolId pool;
+  int gpus;
+  std::size_t tier1, tier2;
+};
+
+// Tier-1/tier-2 candidate counts of `gpus` in `pool`, enumerated once per (pool, request) per observation.
+const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, int gpus, std::vector<TierCount>& cache) {
+  for (const auto& t : cache)
+    if (t.pool == pool && t.gpus == gpus) return t;
+  policy::Candidates c;
+  policy::collect_candidates(policy::snapshot(state, pool), gpus, /*relax=*/true, c);
+  cache.push_back({pool, gpus, c.tier1.size(), c.tier2.size()});
+  return cache.back();
+}
+
+}  // namespace
+
+void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observation& out,
+             const ObservationOptions& options) {
+  const cluster::ClusterState& state = engine.cluster();
+  const auto& pools = engine.cluster_spec().pools;
+  out.visible = 0;
+  out.jobs.fill(-1);
+  out.mask.fill(0);
+  for (const JobIndex j : order) {
+    if (out.visible == kSlots) break;
+    if (engine.job(j).state == sim::JobState::queued) out.jobs[static_cast<std::size_t>(out.visible++)] = j;
+  }
+  // S: GPUs asked by the visible jobs with the same eligible pools.
+  const auto same_pools = [&](JobIndex a, JobIndex b) { return engine.job(a).eligible == engine.job(b).eligible; };
+  std::vector<TierCount> cache;
+  for (int slot = 0; slot < kSlots; ++slot) {
+    float* f = out.values.data() + static_cast<std::size_t>(slot) * kFeatures;
+    if (slot >= out.visible) {
+      std::copy(std::begin(kEmpty), std::end(kEmpty), f);
+      continue;
+    }
+    const JobIndex j = out.jobs[static_cast<std::size_t>(slot)];
+    const sim::SimJob& job = engine.job(j);
+    const int gpus = job.spec->gpus;
+    double free = 0, capacity = 0, partial = 0, with_free = 0;
+    std::size_t tier1 = 0, tier2 = 0;
+    for (const PoolId p : job.eligible) {
+      const auto& pool = pools[static_cast<std::size_t>(p)];
+      free += state.pool_free_total(p);
+      capacity += pool.total_gpus();
+      for (const int n : state.pool_free(p)) {
+        partial += n > 0 && n < pool.gpus_per_node;
+        with_free += n > 0;
+      }
+      const TierCount& t = tiers(state, p, gpus, cache);
+      tier1 += t.tier1;
+      tier2 += t.tier2;
+    }
+    double asked = 0;
+    for (int k = 0; k < out.visible; ++k)
+      if (same_pools(j, out.jobs[static_cast<std::size_t>(k)])) asked += engine.job(out.jobs[static_cast<std::size_t>(k)]).spec->gpus;
+    const int ways = (tier1 > 1 ? 2 : tier1 == 1 ? 1 : 0) + (tier2 > 0 ? 1 : 0);
+    f[0] = static_cast<float>(bounded(static_cast<double>(engine.now() - job.spec->submit) / options.wait_scale_s));
+    f[1] = static_cast<float>(bounded(gpus / options.size_scale));
+    f[2] = static_cast<float>(bounded(gpus / std::max(free, kEps) / std::max(capacity, 1.0)));
+    f[3] = static_cast<float>(bounded((free - asked + capacity) / (2 * capacity + kEps)));
+    f[4] = static_cast<float>(bounded(partial / std::max(with_free, kEps)));
+    f[5] = static_cast<float>(ways == 0 ? kEps : bounded(ways / 3.0));
+    f[6] = static_cast<float>(tier1 == 0 ? kEps : ways >= 2 ? 1 - kEps : 0.5);
+    out.mask[static_cast<std::size_t>(slot)] = 1;
+  }
+}
+
+}  // namespace rltune::rl

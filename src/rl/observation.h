@@ -1,0 +1,49 @@
+#pragma once
+// The RL agent's view of the queue (SPEC 6.1, with B26 fixed): the first kSlots jobs of the baseline
+// heuristic's serving order, kFeatures numbers each, every one in [0, 1], computed the same way on every
+// cluster. No torch here: the learner (rl/torch) only sees the arrays.
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "core/types.h"
+#include "sim/engine.h"
+
+namespace rltune::rl {
+
+inline constexpr int kSlots = 128;
+inline constexpr int kFeatures = 7;
+
+// Per job, for the pools E the job may use (its eligible pools, taken together):
+//  0 wait        min((now - submit) / wait_scale_s, 1 - eps)
+//  1 size        min(gpus / size_scale, 1 - eps)
+//  2 demand      min((gpus / max(free(E), eps)) / max(capacity(E), 1), 1 - eps)
+//  3 room        clip((free(E) - S + capacity(E)) / (2 capacity(E) + eps), 0, 1 - eps), S = GPUs asked by the
+//                visible jobs with the same eligible pools
+//  4 fragmented  partly used nodes of E / max(nodes of E with free GPUs, eps), at most 1 - eps
+//  5 ways        ways / 3 (eps when 0), ways = (2 if several tier-1 candidates, 1 if one, else 0) + (1 if
+//                any tier-2 candidate); candidates enumerated with relax on every cluster (B26)
+//  6 start now   eps if no tier-1 candidate, 0.5 with one way, 1 - eps with several (the reference's 1.5
+//                is out of range, B26)
+// Empty slots are [0, 1, 1, 1, 1, 1, 0] as in the reference, but masked explicitly, not by pattern.
+inline constexpr double kEps = 1e-5;
+
+struct ObservationOptions {
+  double wait_scale_s = 43200;  // the reference's 12 hours
+  double size_scale = 8;        // the reference's 8 GPUs
+};
+
+struct Observation {
+  std::array<float, kSlots * kFeatures> values{};  // slot-major
+  std::array<std::uint8_t, kSlots> mask{};         // 1 = the slot holds a queued job (a legal action)
+  std::array<JobIndex, kSlots> jobs{};             // the job in each slot, -1 for an empty slot
+  int visible = 0;                                 // slots in use
+};
+
+// Fills `out` from `engine` with the queued jobs of `order` (the baseline's serving order; jobs no longer
+// queued are skipped), the first kSlots of them. Deterministic; tier enumeration is cached per (pool,
+// request) within the call.
+void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observation& out,
+             const ObservationOptions& options = {});
+
+}  // namespace rltune::rl
