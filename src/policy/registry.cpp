@@ -67,13 +67,19 @@ void register_builtins() {
 const std::vector<PriorityEntry>& priority_policies() { return priorities(); }
 const std::vector<PlacementEntry>& placement_policies() { return placements(); }
 
+std::unique_ptr<PriorityPolicy> make_priority(const std::string& spec, const PriorityOptions& options) {
+  const auto colon = spec.find(':');
+  const std::string argument = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  return find(priorities(), spec.substr(0, colon), "priority").make(argument, options);
+}
+
+std::unique_ptr<PlacementPolicy> make_placement(const ProfileOptions& options) {
+  return find(placements(), options.placement, "placement").make(options);
+}
+
 std::unique_ptr<ProfileScheduler> make_profile(const ProfileOptions& options) {
-  const auto colon = options.priority.find(':');
-  const std::string name = options.priority.substr(0, colon);
-  const std::string argument = colon == std::string::npos ? "" : options.priority.substr(colon + 1);
-  auto priority = find(priorities(), name, "priority").make(argument, options.priority_options);
-  auto placement = find(placements(), options.placement, "placement").make(options);
-  return std::make_unique<ProfileScheduler>(options, std::move(priority), std::move(placement));
+  return std::make_unique<ProfileScheduler>(options, make_priority(options.priority, options.priority_options),
+                                            make_placement(options));
 }
 
 }  // namespace rltune::policy

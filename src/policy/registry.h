@@ -31,6 +31,9 @@ void register_builtins();
 const std::vector<PriorityEntry>& priority_policies();
 const std::vector<PlacementEntry>& placement_policies();
 
+// Builds one policy by name ("NAME" or "NAME:ARG"); InputError for unknown names.
+std::unique_ptr<PriorityPolicy> make_priority(const std::string& spec, const PriorityOptions& options);
+std::unique_ptr<PlacementPolicy> make_placement(const ProfileOptions& options);
 // Builds a profile from options; throws InputError for unknown policy names.
 std::unique_ptr<ProfileScheduler> make_profile(const ProfileOptions& options);
 

@@ -1,0 +1,124 @@
+#include "rl/env.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace rltune::rl {
+
+Score parse_score(const std::string& name) {
+  if (name == "bsld") return Score::bsld;
+  if (name == "wait") return Score::wait;
+  if (name == "jct") return Score::jct;
+  if (name == "sld") return Score::sld;
+  if (name == "util") return Score::util;
+  throw InputError("--score: unknown score '" + name + "' (known: bsld, wait, jct, sld, util)");
+}
+
+double score(const sim::Engine& e, Score s) {
+  double sum = 0, work = 0;
+  std::size_t n = 0;
+  Seconds first_submit = kForever, last_end = 0;
+  for (std::size_t i = 0; i < e.job_count(); ++i) {
+    const sim::SimJob& j = e.job(static_cast<JobIndex>(i));
+    if (j.state != sim::JobState::completed) continue;
+    const double wait = static_cast<double>(j.start - j.spec->submit), jct = static_cast<double>(j.end - j.spec->submit);
+    const double duration = static_cast<double>(j.spec->duration);
+    switch (s) {
+      case Score::bsld: sum += std::max(1.0, jct / std::max(duration, 10.0)); break;
+      case Score::wait: sum += wait; break;
+      case Score::jct: sum += jct; break;
+      case Score::sld: sum += jct / std::max(duration, 1.0); break;
+      case Score::util: break;
+    }
+    work += duration * j.spec->gpus;
+    first_submit = std::min(first_submit, j.spec->submit);
+    last_end = std::max(last_end, j.end);
+    ++n;
+  }
+  if (n == 0) return 0;
+  if (s != Score::util) return sum / static_cast<double>(n);
+  const double span = std::max<double>(1, static_cast<double>(last_end - first_submit));
+  return -work / (span * e.cluster_spec().total_gpus());  // lower is better, like the others
+}
+
+Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EnvOptions options)
+    : cluster_(cluster), jobs_(jobs), options_(std::move(options)) {
+  if (options_.window_len < 1 || static_cast<std::size_t>(options_.window_len) > jobs_.size())
+    throw InputError(fmt::format("--window-len {} must be between 1 and the trace's {} jobs", options_.window_len, jobs_.size()));
+  if (!(options_.train_split > 0 && options_.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
+  order_ = policy::make_priority(options_.baseline, options_.profile.priority_options);
+  placement_ = policy::make_placement(options_.profile);
+}
+
+std::pair<std::size_t, std::size_t> Env::range(Split split) const {
+  const std::size_t n = jobs_.size();
+  const auto train_end = static_cast<std::size_t>(std::floor(options_.train_split * static_cast<double>(n)));
+  const std::size_t validation_end = train_end + (n - train_end) / 2;
+  switch (split) {
+    case Split::train: return {0, train_end};
+    case Split::validation: return {train_end, validation_end};
+    case Split::test: return {validation_end, n};
+  }
+  return {0, 0};
+}
+
+const Observation& Env::reset(Rng& rng, Split split) {
+  const auto [first, last] = range(split);
+  const auto len = static_cast<std::size_t>(options_.window_len);
+  if (last - first < len)
+    throw InputError(fmt::format("the {} split holds {} jobs, fewer than --window-len {}",
+                                 split == Split::train ? "training" : split == Split::validation ? "validation" : "test",
+                                 last - first, len));
+  return reset_at(first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len))));
+}
+
+const Observation& Env::reset_at(std::size_t start) {
+  const auto len = static_cast<std::size_t>(options_.window_len);
+  RLTUNE_CHECK(start + len <= jobs_.size(), "the window lies inside the trace");
+  window_start_ = start;
+  const auto window = jobs_.subspan(start, len);
+  // The baseline: the same window, placement and options, with the baseline's priority.
+  policy::ProfileOptions baseline = options_.profile;
+  baseline.priority = options_.baseline;
+  auto scheduler = policy::make_profile(baseline);
+  sim::Engine reference(cluster_, window, options_.engine);
+  reference.run(*scheduler);
+  baseline_score_ = score(reference, options_.score);
+  engine_ = std::make_unique<sim::Engine>(cluster_, window, options_.engine);
+  order_->reset();
+  agent_score_ = 0;
+  RLTUNE_CHECK(next_decision(), "a window has at least one job to decide");
+  return observation_;
+}
+
+bool Env::next_decision() {
+  if (engine_->queue().empty() && !engine_->advance()) return false;
+  observe(*engine_, order_->order(*engine_), observation_, options_.observation);
+  return true;
+}
+
+Env::Step Env::step(int slot) {
+  RLTUNE_CHECK(slot >= 0 && slot < kSlots && observation_.mask[static_cast<std::size_t>(slot)] == 1,
+               fmt::format("action {} is a masked slot", slot));
+  const JobIndex j = observation_.jobs[static_cast<std::size_t>(slot)];
+  const sim::SimJob& job = engine_->job(j);
+  const policy::PlaceResult r = placement_->place(engine_->cluster(), job.spec->gpus, job.eligible);
+  if (r.status == policy::PlaceStatus::placed) {
+    const std::string problem = engine_->start(j, r.placement);
+    RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
+  } else {
+    // The chosen job does not fit: nothing starts until the next event, when the agent decides again
+    // (the simulator's global head-of-line rule, re-evaluated at every event as for the heuristics).
+    RLTUNE_CHECK(engine_->advance(), "a queued job always has an event to wait for");
+  }
+  if (next_decision()) return {};
+  agent_score_ = score(*engine_, options_.score);
+  const double base = baseline_score_, rl = agent_score_;
+  return {true, (base - rl) / std::max({base, rl, 1.0})};
+}
+
+}  // namespace rltune::rl

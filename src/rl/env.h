@@ -1,0 +1,83 @@
+#pragma once
+// The episode environment the learner drives (issue 5): an episode is a window of jobs; at every decision
+// point the agent picks one queued job (a slot of the observation). If it fits, it starts and the agent
+// picks again at the same time; if not, nothing starts until the next event (global head-of-line
+// blocking), where the agent picks again, exactly as the heuristic profiles decide. So an agent that
+// always takes slot 0 reproduces the baseline's schedule. The episode ends when every job has ended. The reward is terminal: (baseline - rl) /
+// max(baseline, rl, 1) on the chosen score, where the baseline is the `baseline` heuristic run on the same
+// window with the same placement (SPEC 6.5).
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "core/rng.h"
+#include "policy/registry.h"
+#include "rl/observation.h"
+#include "sim/engine.h"
+
+namespace rltune::rl {
+
+// Scores, lower is better: average bounded slowdown, wait, JCT or slowdown over the window's completed
+// jobs, or minus the GPU utilisation (GPU-seconds used / GPU-seconds available from first submit to last end).
+enum class Score { bsld, wait, jct, sld, util };
+Score parse_score(const std::string& name);  // InputError for unknown names
+double score(const sim::Engine& finished, Score score);
+
+enum class Split { train, validation, test };
+
+struct EnvOptions {
+  int window_len = 256;
+  double train_split = 0.7;     // the first 70% of the jobs (by index) give training windows; the rest is
+                                // halved into validation and test (B6: they never overlap training)
+  std::string baseline = "fcfs";
+  Score score = Score::bsld;
+  policy::ProfileOptions profile;  // placement and priority options for the agent and the baseline
+  sim::EngineOptions engine;       // runtime knowledge
+  ObservationOptions observation;
+};
+
+class Env {
+ public:
+  // `jobs` (sorted by submit) must outlive the environment.
+  Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EnvOptions options);
+
+  // Starts an episode on a window drawn from `split` with `rng`; returns the first observation.
+  const Observation& reset(Rng& rng, Split split);
+  // Starts an episode on the window [start, start + window_len).
+  const Observation& reset_at(std::size_t start);
+
+  struct Step {
+    bool done = false;
+    double reward = 0;  // nonzero only when done
+  };
+  // Picks the job in `slot` (must be unmasked; otherwise InvariantError): starts it now if it fits, else
+  // waits for the next event.
+  // Returns done with the terminal reward, or not done with observation() updated.
+  Step step(int slot);
+
+  const Observation& observation() const { return observation_; }
+  const sim::Engine& engine() const { return *engine_; }
+  double baseline_score() const { return baseline_score_; }
+  double agent_score() const { return agent_score_; }
+  std::size_t window_start() const { return window_start_; }
+
+ private:
+  // Advances to the next decision point with queued jobs and refreshes the observation; false when done.
+  bool next_decision();
+  std::pair<std::size_t, std::size_t> range(Split split) const;  // [first, last) job indices
+
+  const cluster::ClusterSpec& cluster_;
+  std::span<const trace::JobSpec> jobs_;
+  EnvOptions options_;
+  std::unique_ptr<policy::PriorityPolicy> order_;      // the baseline's order: the observation's slot order
+  std::unique_ptr<policy::PlacementPolicy> placement_;
+  std::unique_ptr<sim::Engine> engine_;
+  Observation observation_;
+  std::size_t window_start_ = 0;
+  double baseline_score_ = 0, agent_score_ = 0;
+};
+
+}  // namespace rltune::rl

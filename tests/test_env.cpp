@@ -1,0 +1,113 @@
+// The RL episode environment: an agent that follows the baseline's order reproduces the baseline exactly
+// (reward 0); a better order earns a positive reward; splits never overlap; masked actions are refused.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "helpers.h"
+#include "rl/env.h"
+#include "workload/generator.h"
+
+namespace rltune::rl {
+namespace {
+
+struct Workload {
+  cluster::ClusterSpec cluster = cluster::load_cluster("helios");
+  trace::Trace trace;
+  Workload() {
+    policy::register_builtins();
+    trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 2000, .load = 0.95, .seed = 3});
+  }
+};
+
+// Runs one episode choosing slots with `pick`; returns the terminal reward.
+template <typename Pick>
+double episode(Env& env, std::size_t start, Pick pick) {
+  env.reset_at(start);
+  for (int steps = 0; steps < 100000; ++steps) {
+    const Env::Step s = env.step(pick(env));
+    if (s.done) return s.reward;
+  }
+  ADD_FAILURE() << "the episode did not end";
+  return 0;
+}
+
+TEST(Env, FollowingTheBaselineOrderGivesTheBaselineSchedule) {
+  const Workload s;
+  for (const char* baseline : {"fcfs", "sjf"}) {
+    EnvOptions o;
+    o.baseline = baseline;
+    Env env(s.cluster, s.trace.jobs, o);
+    const double reward = episode(env, 100, [](const Env&) { return 0; });
+    EXPECT_EQ(reward, 0.0) << baseline;
+    EXPECT_EQ(env.agent_score(), env.baseline_score()) << baseline;
+    EXPECT_GT(env.baseline_score(), 1.0) << baseline;  // a loaded window: jobs wait
+  }
+}
+
+TEST(Env, ShortestFirstBeatsFcfsOnBoundedSlowdown) {
+  const Workload s;
+  EnvOptions o;  // baseline fcfs, score bsld
+  Env env(s.cluster, s.trace.jobs, o);
+  const auto shortest = [](const Env& e) {
+    const Observation& obs = e.observation();
+    int best = 0;
+    for (int k = 1; k < obs.visible; ++k)
+      if (e.engine().job(obs.jobs[static_cast<std::size_t>(k)]).estimate <
+          e.engine().job(obs.jobs[static_cast<std::size_t>(best)]).estimate)
+        best = k;
+    return best;
+  };
+  const double reward = episode(env, 100, shortest);
+  EXPECT_GT(reward, 0.0);
+  EXPECT_LT(env.agent_score(), env.baseline_score());
+  for (std::size_t i = 0; i < env.engine().job_count(); ++i)
+    EXPECT_EQ(env.engine().job(static_cast<JobIndex>(i)).state, sim::JobState::completed);
+}
+
+TEST(Env, SplitsDoNotOverlapAndAreDeterministic) {
+  const Workload s;
+  EnvOptions o;
+  o.window_len = 64;
+  Env env(s.cluster, s.trace.jobs, o);
+  Rng a(9), b(9);
+  for (int i = 0; i < 50; ++i) {
+    env.reset(a, Split::train);
+    EXPECT_LE(env.window_start() + 64, 1400u);  // 70% of 2,000 jobs
+    const std::size_t train_start = env.window_start();
+    env.reset(b, Split::train);
+    EXPECT_EQ(env.window_start(), train_start);
+    env.reset(a, Split::validation);
+    EXPECT_GE(env.window_start(), 1400u);
+    EXPECT_LE(env.window_start() + 64, 1700u);
+    env.reset(a, Split::test);
+    EXPECT_GE(env.window_start(), 1700u);
+    env.reset(b, Split::validation);
+    env.reset(b, Split::test);
+  }
+  o.window_len = 400;
+  Env too_long(s.cluster, s.trace.jobs, o);
+  EXPECT_THROW(too_long.reset(a, Split::test), InputError);  // the test split holds 300 jobs
+}
+
+TEST(Env, MaskedSlotsAreRefused) {
+  const Workload s;
+  EnvOptions o;
+  o.window_len = 8;
+  Env env(s.cluster, s.trace.jobs, o);
+  const Observation& obs = env.reset_at(0);
+  ASSERT_LT(obs.visible, kSlots);
+  EXPECT_THROW(env.step(obs.visible), InvariantError);
+  EXPECT_THROW(env.step(-1), InvariantError);
+}
+
+TEST(Env, ScoresAndBadNames) {
+  EXPECT_EQ(parse_score("wait"), Score::wait);
+  EXPECT_THROW(parse_score("speed"), InputError);
+  const Workload s;
+  EnvOptions o;
+  o.baseline = "nope";
+  EXPECT_THROW(Env(s.cluster, s.trace.jobs, o), InputError);
+}
+
+}  // namespace
+}  // namespace rltune::rl
