@@ -383,6 +383,23 @@ Model hard_subset_sum(std::vector<double>& witness) {
   return m;
 }
 
+TEST(Milp, NodeLimitStopsAtTheSamePointEveryTime) {
+  std::vector<double> witness;
+  const Model m = hard_subset_sum(witness);
+  SolveOptions options;
+  options.time_limit_ms = 0;  // no clock: only the node count stops the search
+  options.node_limit = 40;
+  const Solution a = solve(m, options), b = solve(m, options);
+  EXPECT_TRUE(a.status == Status::feasible || a.status == Status::error) << to_string(a.status) << " " << a.message;
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.has_solution, b.has_solution);
+  EXPECT_EQ(a.values, b.values);
+  if (a.has_solution) EXPECT_TRUE(feasible(m, a.values));
+  else EXPECT_NE(a.message.find("node limit 40"), std::string::npos) << a.message;
+  options.node_limit = -1;
+  EXPECT_THROW(solve(m, options), InputError);
+}
+
 TEST(Milp, TimeLimitIsAnOutcome) {
   std::vector<double> witness;
   const Model m = hard_subset_sum(witness);

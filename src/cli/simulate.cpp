@@ -96,6 +96,7 @@ int run_simulate(const SimulateArgs& a) {
   milp.lookahead = a.milp.lookahead;
   milp.extra_nodes = a.milp.extra_nodes;
   milp.time_limit_ms = a.milp.time_limit_ms;
+  milp.node_limit = a.milp.node_limit;
   double* weights[] = {&milp.alpha, &milp.beta, &milp.gamma, &milp.delta, &milp.waste};
   for (std::size_t i = 0; i < a.milp_weights.size(); ++i)
     if (a.milp_weights[i]) *weights[i] = *a.milp_weights[i];
@@ -192,7 +193,8 @@ int run_simulate(const SimulateArgs& a) {
         const policy::MilpOptions& m = profile_options.milp;
         config["milp"] = {{"model", m.model},         {"alpha", m.alpha},           {"beta", m.beta},
                           {"gamma", m.gamma},         {"delta", m.delta},           {"waste", m.waste},
-                          {"lookahead", m.lookahead}, {"extra_nodes", m.extra_nodes}, {"time_limit_ms", m.time_limit_ms}};
+                          {"lookahead", m.lookahead}, {"extra_nodes", m.extra_nodes}, {"node_limit", m.node_limit},
+                          {"time_limit_ms", m.time_limit_ms}};
       }
       config["multifactor"] = {{"age_weight", a.multifactor.age_weight},
                                {"size_weight", a.multifactor.size_weight},
@@ -233,6 +235,9 @@ Command add_simulate(CLI::App& app) {
   sub->add_option("--milp-lookahead", milp.lookahead, "milp: upcoming jobs considered (K)")->capture_default_str();
   sub->add_option("--milp-extra-nodes", milp.extra_nodes, "milp nodes model: nodes allowed beyond ceil(R/G)")
       ->capture_default_str();
+  sub->add_option("--milp-node-limit", milp.node_limit,
+                  "milp: branch-and-bound nodes per solve (then best solution or defrag; deterministic)")
+      ->capture_default_str();
   sub->add_option("--milp-time-limit-ms", milp.time_limit_ms, "milp: time limit per solve (then best solution or defrag)")
       ->capture_default_str();
   sub->add_option("--blocking", args->blocking, "global: a blocked job stops every start; pool: only in its pools")
@@ -252,7 +257,8 @@ Command add_simulate(CLI::App& app) {
   return {sub, [args, sub] {
             // MILP options without the MILP placement would be silently ignored: an error instead.
             for (const char* name : {"--milp-model", "--milp-alpha", "--milp-beta", "--milp-gamma", "--milp-delta",
-                                     "--milp-waste", "--milp-lookahead", "--milp-extra-nodes", "--milp-time-limit-ms"})
+                                     "--milp-waste", "--milp-lookahead", "--milp-extra-nodes", "--milp-node-limit",
+                                     "--milp-time-limit-ms"})
               if (sub->count(name) > 0 && args->placement != "milp")
                 throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, args->placement));
             return run_simulate(*args);

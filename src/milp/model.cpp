@@ -78,6 +78,7 @@ void validate(const Model& model, const SolveOptions& options) {
       if (!std::isfinite(options.warm_start[static_cast<std::size_t>(j)]))
         throw InputError(fmt::format("milp: warm start value of {} is not finite", describe_variable(model, j)));
   }
+  if (options.node_limit < 0) throw InputError(fmt::format("milp: node_limit {} must be >= 0", options.node_limit));
   if (!(options.relative_gap >= 0) || !std::isfinite(options.relative_gap))
     throw InputError(fmt::format("milp: relative_gap {} must be finite and >= 0", options.relative_gap));
   if (std::isnan(options.time_limit_ms)) throw InputError("milp: time_limit_ms is NaN");

@@ -53,6 +53,9 @@ struct Model {
 struct SolveOptions {
   double time_limit_ms = 20;          // wall-clock budget; <= 0 = none
   double relative_gap = 0;            // stop when the proven gap is at most this (0 = prove optimality)
+  long node_limit = 0;                // stop after this many branch-and-bound nodes (0 = none): unlike the
+                                      // time limit, it stops at the same point on every machine
+                                      // (status feasible with the best solution, or error without one)
   std::vector<double> warm_start;     // optional feasible values for every variable (empty = none);
                                       // an infeasible one is ignored (Solution::message says why), a
                                       // feasible one is kept: a time_limit result is never worse

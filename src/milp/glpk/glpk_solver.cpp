@@ -194,6 +194,8 @@ struct Run {
   const Prepared* prep = nullptr;
   const double* warm = nullptr;  // [1..n] values to offer GLPK (integers exact), or nullptr
   double time_limit_ms = 0;
+  long node_limit = 0;
+  bool node_limit_hit = false;
   double mip_gap = 0;
   Clock::time_point start;
 
@@ -240,6 +242,15 @@ int on_glpk_output(void* info, const char* text) {
 // once, at the first request for a heuristic solution.
 void on_tree_event(glp_tree* tree, void* info) {
   Run& r = *static_cast<Run*>(info);
+  if (r.node_limit > 0 && glp_ios_reason(tree) == GLP_ISELECT) {
+    int active = 0, current = 0, total = 0;
+    glp_ios_tree_size(tree, &active, &current, &total);
+    if (total >= r.node_limit) {
+      r.node_limit_hit = true;
+      glp_ios_terminate(tree);
+      return;
+    }
+  }
   const int best = glp_ios_best_node(tree);
   if (best != 0) {
     const double b = glp_ios_node_bound(tree, best);
@@ -440,9 +451,11 @@ void decode(const Run& r, Solution& s) {
     case GLP_ENODFS:  // the LP relaxation is unbounded
       s.status = Status::unbounded;
       break;
-    case GLP_ESTOP:  // not requested by this backend; keep what was found
+    case GLP_ESTOP:  // the node limit (the only reason this backend stops a search): keep what was found
       s.status = solution ? Status::feasible : Status::error;
-      if (!solution) s.message = fmt::format("glp_intopt returned {}", return_code_name(r.intopt_ret));
+      if (!solution)
+        s.message = r.node_limit_hit ? fmt::format("node limit {} reached without a solution", r.node_limit)
+                                     : fmt::format("glp_intopt returned {}", return_code_name(r.intopt_ret));
       break;
     default:
       s.status = Status::error;
@@ -499,6 +512,7 @@ Solution solve(const Model& model, const SolveOptions& options) {
   run.prep = &prep;
   run.warm = warm.empty() ? nullptr : warm.data();
   run.time_limit_ms = options.time_limit_ms;
+  run.node_limit = options.node_limit;
   run.mip_gap = options.relative_gap;
   run.start = start;
   run.values.assign(static_cast<std::size_t>(prep.n), 0);

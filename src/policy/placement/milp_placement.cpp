@@ -268,6 +268,7 @@ class MilpPlacement final : public PlacementPolicy {
     }
     milp::SolveOptions so;
     so.time_limit_ms = o.time_limit_ms;
+    so.node_limit = o.node_limit;
     const milp::Solution s = milp::solve(m, so);
     PoolChoice choice;
     choice.fell_back = s.status != milp::Status::optimal;
@@ -323,6 +324,7 @@ void validate(const MilpOptions& o) {
   if (o.lookahead < 0 || o.lookahead > 1000) throw InputError("--milp-lookahead: must be between 0 and 1000");
   if (o.extra_nodes < 0 || o.extra_nodes > 64) throw InputError("--milp-extra-nodes: must be between 0 and 64");
   if (!(o.time_limit_ms > 0) || o.time_limit_ms > 3.6e6) throw InputError("--milp-time-limit-ms: must be positive");
+  if (o.node_limit < 1) throw InputError("--milp-node-limit: must be at least 1");
 }
 
 std::unique_ptr<PlacementPolicy> make_milp_placement(const MilpOptions& options) {

@@ -22,8 +22,9 @@
 //   MILP over ways is solved exactly by evaluating them (as SPEC 4.7 step 9 notes).
 // Counters (summary.json): milp_solves = placements decided here (one per started job, whatever the number
 // of pools solved); milp_fallbacks = those where some solve proved no optimum: it hit the time limit (its
-// best solution is used) or failed (then `defrag` places the job if no pool had a solution). The time
-// limit is a wall-clock safety valve: when it fires, the placement may depend on machine load.
+// best solution is used), hit the node limit (likewise) or failed (then `defrag` places the job if no pool
+// had a solution). The node limit keeps placements deterministic; the time limit is a wall-clock safety
+// valve behind it: only when that fires may a placement depend on machine load.
 #include <memory>
 
 #include "policy/placement/placement.h"
@@ -42,7 +43,8 @@ struct MilpOptions {
   double waste = 0.1;        // weight per GPU left free on the nodes the job uses (best fit)
   int lookahead = 5;         // K: upcoming jobs considered (reference TOP_K_MILP)
   int extra_nodes = 1;       // nodes beyond ceil(R/G) the `nodes` model may use
-  double time_limit_ms = 20; // per solve
+  double time_limit_ms = 20; // per solve: a wall-clock safety valve
+  long node_limit = 5000;    // per solve: branch-and-bound nodes; stops at the same point on every machine
 
   // The defaults of a model: `ways` uses the reference's alpha 1, beta 0.3, gamma 0.5 and nothing else.
   static MilpOptions for_model(const std::string& model);
