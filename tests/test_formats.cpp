@@ -231,6 +231,14 @@ TEST(GavelReader, DrawsDurationsFromTheSourceByGpuCount) {
   EXPECT_NE(error_of("A\tc\t-s\t1\t1\tsoon\t1\n", "gavel", options).find("arrival_time_s"), std::string::npos);
 }
 
+TEST(Readers, ByteOrderMarkBeforeAnyHeaderIsDetected) {
+  const Trace t = read("\xEF\xBB\xBFname,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+                       "deletion_time,scheduled_time\np,1000,1,1,1000,,LS,Succeeded,0,10,0\n",
+                       "auto");
+  EXPECT_EQ(t.format, "openb");
+  ASSERT_EQ(t.jobs.size(), 1u);
+}
+
 TEST(Readers, CommentLinesBeforeTheHeader) {
   const Trace t = read("# exported by a script\njob_id,submit_time,duration,num_gpus\na,0,100,1\n", "auto");
   ASSERT_EQ(t.jobs.size(), 1u);

@@ -20,16 +20,7 @@ std::vector<std::string> split_alternatives(std::string_view s) {
   return out;
 }
 
-bool detect_canonical(const std::string& first_line) {
-  std::vector<std::string> fields;
-  csv::split(first_line, ',', fields);
-  bool id = false, gpus = false;
-  for (const auto& f : fields) {
-    id = id || csv::trim(f) == "job_id" || csv::trim(f) == "\xEF\xBB\xBFjob_id";
-    gpus = gpus || csv::trim(f) == "num_gpus";
-  }
-  return id && gpus;
-}
+bool detect_canonical(const std::string& first_line) { return header_has(first_line, {"job_id", "num_gpus"}); }
 
 void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
   CsvRows rows(in, sink);

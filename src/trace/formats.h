@@ -1,6 +1,7 @@
 #pragma once
 // The readers behind the registry in reader.cpp: one read_/detect_ pair per format, each in its own file.
 // Internal to trace/; users go through readers() and read_trace().
+#include <initializer_list>
 #include <istream>
 #include <string>
 #include <string_view>
@@ -31,6 +32,10 @@ bool detect_pai(const std::string& first_line);
 // For formats with absolute timestamps: shifts submit times so the earliest job in the file submits at 0,
 // then hands every job to the sink.
 void add_from_earliest(std::vector<JobSpec>& jobs, RowSink& sink);
+
+// True when the comma-separated header line (a UTF-8 byte-order mark allowed) names every column in `names`:
+// the detection rule of the formats with a header row.
+bool header_has(const std::string& first_line, std::initializer_list<std::string_view> names);
 
 // "A|B" -> {"A", "B"} (blank parts dropped).
 std::vector<std::string> split_alternatives(std::string_view s);

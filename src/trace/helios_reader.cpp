@@ -14,12 +14,7 @@
 namespace rltune::trace {
 
 bool detect_helios(const std::string& first_line) {
-  std::vector<std::string> fields;
-  csv::split(first_line, ',', fields);
-  const auto has = [&](std::string_view name) {
-    return std::any_of(fields.begin(), fields.end(), [&](const std::string& f) { return csv::trim(f) == name; });
-  };
-  return has("job_id") && has("gpu_num") && has("submit_time") && has("state");
+  return header_has(first_line, {"job_id", "gpu_num", "submit_time", "state"});
 }
 
 void read_helios(std::istream& in, const ReadOptions&, RowSink& sink) {

@@ -15,12 +15,7 @@
 namespace rltune::trace {
 
 bool detect_openb(const std::string& first_line) {
-  std::vector<std::string> fields;
-  csv::split(first_line, ',', fields);
-  const auto has = [&](std::string_view name) {
-    return std::any_of(fields.begin(), fields.end(), [&](const std::string& f) { return csv::trim(f) == name; });
-  };
-  return has("gpu_milli") && has("creation_time") && has("num_gpu");
+  return header_has(first_line, {"gpu_milli", "creation_time", "num_gpu"});
 }
 
 void read_openb(std::istream& in, const ReadOptions&, RowSink& sink) {

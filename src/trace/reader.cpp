@@ -59,6 +59,16 @@ void RowSink::merge_skips(const SkipReport& other, const std::string& prefix) {
   trace_.skipped.merge(prefixed);
 }
 
+bool header_has(const std::string& first_line, std::initializer_list<std::string_view> names) {
+  std::string_view line = first_line;
+  if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  std::vector<std::string> fields;
+  csv::split(line, ',', fields);
+  return std::all_of(names.begin(), names.end(), [&](std::string_view name) {
+    return std::any_of(fields.begin(), fields.end(), [&](const std::string& f) { return csv::trim(f) == name; });
+  });
+}
+
 void add_from_earliest(std::vector<JobSpec>& jobs, RowSink& sink) {
   Seconds earliest = std::numeric_limits<Seconds>::max();
   for (const auto& j : jobs) earliest = std::min(earliest, j.submit);
