@@ -22,7 +22,7 @@ build: deps
 	cmake --build $(BUILD) -j$(JOBS)
 
 build-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRLTUNE_SANITIZE=ON -DRLTUNE_BUILD_BENCH=OFF
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRLTUNE_SANITIZE=ON -DRLTUNE_BUILD_BENCH=OFF -DRLTUNE_WITH_TORCH=OFF
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 
 bench: build

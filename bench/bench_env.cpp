@@ -3,8 +3,12 @@
 // baseline run at reset), one thread.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+#include <thread>
+
 #include "policy/registry.h"
 #include "rl/env.h"
+#include "rl/rollout.h"
 #include "workload/generator.h"
 
 namespace {
@@ -42,5 +46,59 @@ void BM_Observe(benchmark::State& state) {
   state.counters["visible"] = o.visible;
 }
 BENCHMARK(BM_Observe)->Unit(benchmark::kMicrosecond);
+
+// Policy inference on the hot path: the torch-free forward pass over a loaded queue (paper features, MLP
+// and attention), Glorot-like random weights.
+void BM_PolicyLogits(benchmark::State& state) {
+  policy::register_builtins();
+  const auto cluster = cluster::load_cluster("helios");
+  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 20000, .load = 0.9, .seed = 1});
+  rl::Env env(cluster, trace.jobs, {});
+  env.reset_at(1000);
+  for (int i = 0; i < 100; ++i) env.step(0);
+  rl::PolicyNet net = rl::PolicyNet::shaped(state.range(0) == 0 ? rl::Arch::mlp : rl::Arch::attention, rl::kFeatures);
+  Rng rng(1);
+  for (rl::Dense& d : net.layers)
+    for (float& w : d.weight) w = static_cast<float>((2 * rng.uniform() - 1) / std::sqrt(d.in));
+  std::array<float, rl::kSlots> logits;
+  for (auto _ : state) {
+    net.logits(env.observation(), logits);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  state.counters["visible"] = env.observation().visible;
+}
+BENCHMARK(BM_PolicyLogits)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// Rollouts as training plays them: sampled actions from the policy, whole 256-job episodes, one
+// environment per thread (state.range(0) threads); items/s = decisions per second over all threads.
+void BM_Rollouts(benchmark::State& state) {
+  policy::register_builtins();
+  const auto cluster = cluster::load_cluster("helios");
+  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 20000, .load = 0.9, .seed = 1});
+  const int threads = static_cast<int>(state.range(0));
+  std::vector<std::unique_ptr<rl::Env>> envs;
+  for (int t = 0; t < threads; ++t) envs.push_back(std::make_unique<rl::Env>(cluster, trace.jobs, rl::EnvOptions{}));
+  rl::PolicyNet net = rl::PolicyNet::shaped(rl::Arch::mlp, rl::kFeatures);
+  Rng init(1);
+  for (rl::Dense& d : net.layers)
+    for (float& w : d.weight) w = static_cast<float>((2 * init.uniform() - 1) / std::sqrt(d.in));
+  std::size_t decisions = 0;
+  for (auto _ : state) {
+    std::vector<std::size_t> counts(static_cast<std::size_t>(threads));
+    {
+      std::vector<std::jthread> pool;
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+          for (int k = 0; k < 4; ++k) {
+            Rng rng(rl::stream_seed(1, static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(k)));
+            counts[static_cast<std::size_t>(t)] += rl::play(*envs[static_cast<std::size_t>(t)], net, rng, rl::Split::train, false, true).decisions();
+          }
+        });
+    }
+    for (const auto c : counts) decisions += c;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(decisions));
+}
+BENCHMARK(BM_Rollouts)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

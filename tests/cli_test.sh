@@ -132,5 +132,36 @@ expect 2 "unknown model 'magic'" -- simulate --placement milp --milp-model magic
 expect 2 "milp-alpha" -- simulate --placement milp --milp-alpha -1
 expect 2 "applies only to --placement milp" -- simulate --milp-gamma 1
 
+# Learning: train (through rltune-train), resume, evaluate, simulate with the model, export.
+if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
+  expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 4 \
+    --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --out "$TMP/run"
+  for f in model.pt best.pt policy.json best.json progress.csv config.json; do
+    [ -s "$TMP/run/$f" ] || fail "train did not write $f"
+  done
+  [ "$(wc -l < "$TMP/run/progress.csv")" -eq 2 ] || fail "progress.csv should have one epoch"
+  grep -q '"pi_lr": 0.0003' "$TMP/run/config.json" || fail "config.json lacks the PPO settings"
+  expect 2 "already holds a training run" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 \
+    --trajs 4 --quiet --out "$TMP/run"
+  expect 0 "epoch 2" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 2 --trajs 4 \
+    --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --resume --out "$TMP/run"
+  [ "$(wc -l < "$TMP/run/progress.csv")" -eq 3 ] || fail "the resumed run should have two epochs"
+  expect 2 "settings differ" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 3 --trajs 5 \
+    --quiet --resume --out "$TMP/run"
+  expect 0 "rl vs sjf" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 \
+    --baselines fcfs,sjf --out "$TMP/eval"
+  grep -q '"improvement"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks the improvement"
+  grep -q '"avg_bsld_pct"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks avg_bsld_pct"
+  expect 0 "rl:" -- simulate --policy fcfs,rl:"$TMP/run" --sample-jobs 300
+  expect 0 "rl:" -- simulate --policy rl:"$TMP/run/policy.json" --sample-jobs 300 --blocking pool --backfill
+  expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
+  [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
+  expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios
+  expect 2 "fewer than --window-len" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
+  expect 2 "unknown split" -- evaluate --model "$TMP/run" --split later
+  expect 2 "no policy there" -- simulate --policy rl:"$TMP/nowhere"
+  expect 2 "needs a model" -- simulate --policy rl
+fi
+
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit $((failures > 0))

@@ -2,6 +2,8 @@
 // Small builders shared by the tests.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,6 +30,20 @@ struct TempFile {
     std::ofstream(path) << text;
   }
   ~TempFile() { std::filesystem::remove(path); }
+};
+
+// A fresh empty directory per test (and per `tag`), removed afterwards.
+struct TempDir {
+  std::string path;
+  explicit TempDir(const std::string& tag = "dir") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("rltune-test-" + std::to_string(getpid()) + "-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + tag);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    path = dir.string();
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
 };
 
 // How many rows a read skipped for `reason`.

@@ -6,7 +6,14 @@
 #include <string>
 #include <vector>
 
+#include <array>
+#include <optional>
+
 #include "cluster/cluster_spec.h"
+#include "metrics/metrics.h"
+#include "policy/profile.h"
+#include "report/outputs.h"
+#include "sim/engine.h"
 #include "trace/job_spec.h"
 #include "trace/reader.h"
 
@@ -36,9 +43,49 @@ struct TraceArgs {
   trace::Trace read_files(std::vector<std::string> files) const;
   // Loads the trace (or generates the default workload for `cluster`) and logs what was skipped.
   trace::Trace load(const cluster::ClusterSpec& cluster) const;
+  // Adds what decides the jobs to a config.json object: the files, the per-format settings and the seed
+  // (which also draws gavel durations), or the generated workload's family.
+  void describe(report::Json& config, const cluster::ClusterSpec& cluster, const trace::Trace& trace) const;
 };
 
+// How policies run, shared by simulate, train and evaluate: placement (and its MILP settings),
+// blocking, backfilling, runtime knowledge and the multifactor weights.
+struct ProfileArgs {
+  std::string placement = "greedy";
+  std::string blocking = "global";
+  std::string runtime = "oracle";
+  bool backfill = false;
+  policy::MultifactorOptions multifactor;
+  policy::MilpOptions milp;
+  std::string milp_model = "nodes";
+  std::array<std::optional<double>, 5> milp_weights;  // alpha, beta, gamma, delta, waste; unset = model default
+  void add_options(CLI::App& app);
+  // After parsing: MILP options without the MILP placement would be silently ignored, so they are errors.
+  // `policies` may name placements with NAME@PLACEMENT.
+  void check(const CLI::App& app, const std::vector<std::string>& policies = {}) const;
+  // The profile for one priority policy, "NAME" or "NAME@PLACEMENT" (which overrides --placement);
+  // InputError for unknown names or bad values.
+  policy::ProfileOptions profile(const std::string& spec) const;
+  sim::EngineOptions engine() const;
+  // Adds placement, blocking, backfill, runtime, milp and multifactor settings to a config.json object.
+  void describe(report::Json& config, const policy::ProfileOptions& profile) const;
+};
+
+// "a,b" "c" -> {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::vector<std::string>& items);
+
+// Runs `scheduler` on `jobs` and measures it, with this window's share of its placement statistics.
+metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+                               const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
+                               const std::string& label);
+
+// Parses and runs one of the commands `adds` registers; returns the exit code.
+int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds);
+
 Command add_simulate(CLI::App& app);
+Command add_train(CLI::App& app);   // rltune-train only
+Command add_export(CLI::App& app);  // rltune-train only
+Command add_evaluate(CLI::App& app);
 Command add_trace_stats(CLI::App& app);
 Command add_policies(CLI::App& app);
 Command add_generate(CLI::App& app);

@@ -44,6 +44,24 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
   app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping");
 }
 
+void TraceArgs::describe(report::Json& config, const cluster::ClusterSpec& cluster, const trace::Trace& trace) const {
+  config["trace"] = trace.source;
+  config["format"] = trace.format;
+  config["rows_skipped"] = trace.skipped.skipped;
+  report::Json files = report::Json::array();
+  if (!pai_job_table.empty()) files.push_back(pai_job_table);
+  for (const auto& f : paths) files.push_back(f);
+  config["trace_files"] = files;
+  config["seed"] = sample_seed;
+  if (uses_sample())
+    config["generated"] = {{"like", like.empty() ? workload::default_family(cluster.source) : like},
+                           {"jobs", sample_jobs}, {"load", sample_load}};
+  else
+    config["read_options"] = {{"vc_column", read.vc_column}, {"gpu_type_column", read.gpu_type_column},
+                              {"duration_source", read.duration_source}, {"gpus_per_proc", read.gpus_per_proc},
+                              {"pai_task_table", read.pai_task_table}, {"skip_invalid", read.skip_invalid}};
+}
+
 void TraceArgs::add_options(CLI::App& app) {
   app.add_option("--trace", paths, "Trace file(s) of one format (default: the built-in sample workload)");
   add_format_options(app);

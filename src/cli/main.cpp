@@ -1,44 +1,52 @@
 // rltune: trace-driven simulation and scheduling of deep-learning jobs on heterogeneous GPU clusters.
-#include <fmt/format.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "policy/registry.h"
+
+namespace {
+
+// The subcommand word: the first argument that is not an option (nor --log-level's value).
+std::string_view subcommand(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--log-level") ++i;
+    else if (!a.starts_with("-")) return a;
+  }
+  return {};
+}
+
+// train and export run in rltune-train, the only program that links LibTorch (slow to start).
+int run_learner(char** argv) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto learner = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "rltune-train";
+  if (!std::filesystem::exists(learner)) {
+    std::cerr << "rltune: error: `" << argv[1] << "` needs rltune-train beside rltune (" << learner.string()
+              << "), built when LibTorch is installed: install libtorch-dev and rebuild (make build)\n";
+    return 2;
+  }
+  execv(learner.c_str(), argv);
+  std::cerr << "rltune: error: cannot run " << learner.string() << '\n';
+  return 1;
+}
+
+rltune::cli::Command add_learner_commands(CLI::App& app) {
+  // Listed in the help; their options are parsed by rltune-train.
+  app.add_subcommand("train", "Train a PPO policy (see `rltune train --help`)")->allow_extras();
+  return {app.add_subcommand("export", "Export a trained policy as TorchScript (see `rltune export --help`)")->allow_extras(),
+          [] { return 0; }};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  using namespace rltune;
-  CLI::App app{"rltune: schedule deep-learning jobs on heterogeneous GPU clusters, by trace-driven simulation"};
-  app.require_subcommand(1);
-  std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
-  std::vector<cli::Command> commands;
-  for (auto add : {cli::add_simulate, cli::add_trace_stats, cli::add_policies, cli::add_generate, cli::add_convert,
-                   cli::add_cluster_from})
-    commands.push_back(add(app));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
-  try {
-    set_log_level(log_level);
-    policy::register_builtins();
-    for (const auto& command : commands)
-      if (command.app->parsed()) return command.run();
-  } catch (const InputError& e) {
-    std::cerr << "rltune: error: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "rltune: internal error: " << e.what() << '\n';
-    return 1;
-  }
-  return 0;
+  using namespace rltune::cli;
+  const std::string_view command = subcommand(argc, argv);
+  if (command == "train" || command == "export") return run_learner(argv);
+  return run_app(argc, argv, {add_simulate, add_evaluate, add_trace_stats, add_policies, add_generate, add_convert,
+                              add_cluster_from, add_learner_commands});
 }

@@ -63,7 +63,13 @@ Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, P
 }
 
 void ProfileScheduler::decide(sim::Engine& engine) {
+  while (walk(engine)) {
+  }
+}
+
+bool ProfileScheduler::walk(sim::Engine& engine) {
   const std::span<const JobIndex> order = priority_->order(engine);
+  const bool again_after_start = priority_->one_at_a_time();
   const std::size_t pool_count = engine.cluster_spec().pools.size();
   blocked_.assign(pool_count, 0);
   reservation_.assign(pool_count, kForever);
@@ -80,13 +86,19 @@ void ProfileScheduler::decide(sim::Engine& engine) {
     for (const PoolId p : job.eligible)
       if (!blocked_[p]) pools_.push_back(p);
     const bool has_open_pool = !pools_.empty();
-    if (try_start(engine, j, pools_, later)) continue;
+    if (try_start(engine, j, pools_, later)) {
+      if (again_after_start) return true;
+      continue;
+    }
     // 2. Backfill into blocked pools without delaying their reservation.
     if (options_.backfill) {
       pools_.clear();
       for (const PoolId p : job.eligible)
         if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) pools_.push_back(p);
-      if (try_start(engine, j, pools_, later)) continue;
+      if (try_start(engine, j, pools_, later)) {
+        if (again_after_start) return true;
+        continue;
+      }
     }
     if (!has_open_pool) continue;
     // 3. J blocks. With backfilling it reserves the open pool where it can start first.
@@ -116,6 +128,7 @@ void ProfileScheduler::decide(sim::Engine& engine) {
     }
     if (blocked_count == pool_count && !options_.backfill) break;
   }
+  return false;
 }
 
 }  // namespace rltune::policy

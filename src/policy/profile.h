@@ -54,6 +54,8 @@ class ProfileScheduler final : public sim::Scheduler {
   // Places `job` in one of `pools` and starts it; false when it does not fit there now.
   // `later` = the priority order after `job`, for look-ahead placements.
   bool try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools, std::span<const JobIndex> later);
+  // One pass over the priority order; true when a job started and the policy wants a new order first.
+  bool walk(sim::Engine& engine);
 
   ProfileOptions options_;
   std::unique_ptr<PriorityPolicy> priority_;

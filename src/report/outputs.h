@@ -5,9 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "core/file.h"  // write_file
 #include "metrics/metrics.h"
 
 namespace rltune::report {
+
+using rltune::write_file;
 
 using Json = nlohmann::ordered_json;
 
@@ -20,8 +23,5 @@ Json to_json(const metrics::Summary& summary);
 
 // {"windows": [{"window": W, ...summary}], "aggregate": {...summary}}.
 Json summary_json(const std::vector<const metrics::RunMetrics*>& runs);
-
-// Writes `text` to `path` atomically (temporary file, then rename). Throws InputError if it cannot.
-void write_file(const std::string& path, const std::string& text);
 
 }  // namespace rltune::report

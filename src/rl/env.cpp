@@ -18,6 +18,17 @@ Score parse_score(const std::string& name) {
   throw InputError("--score: unknown score '" + name + "' (known: bsld, wait, jct, sld, util)");
 }
 
+const char* to_string(Score score) {
+  switch (score) {
+    case Score::bsld: return "bsld";
+    case Score::wait: return "wait";
+    case Score::jct: return "jct";
+    case Score::sld: return "sld";
+    case Score::util: return "util";
+  }
+  return "?";
+}
+
 double score(const sim::Engine& e, Score s) {
   double sum = 0, work = 0;
   std::size_t n = 0;
@@ -54,25 +65,41 @@ Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jo
   placement_ = policy::make_placement(options_.profile);
 }
 
-std::pair<std::size_t, std::size_t> Env::range(Split split) const {
-  const std::size_t n = jobs_.size();
-  const auto train_end = static_cast<std::size_t>(std::floor(options_.train_split * static_cast<double>(n)));
+Split parse_split(const std::string& name) {
+  if (name == "train") return Split::train;
+  if (name == "validation") return Split::validation;
+  if (name == "test") return Split::test;
+  if (name == "all") return Split::all;
+  throw InputError("--split: unknown split '" + name + "' (known: train, validation, test, all)");
+}
+
+const char* to_string(Split split) {
+  switch (split) {
+    case Split::train: return "train";
+    case Split::validation: return "validation";
+    case Split::test: return "test";
+    case Split::all: return "all";
+  }
+  return "?";
+}
+
+std::pair<std::size_t, std::size_t> split_range(std::size_t n, double train_split, Split split) {
+  const auto train_end = static_cast<std::size_t>(std::floor(train_split * static_cast<double>(n)));
   const std::size_t validation_end = train_end + (n - train_end) / 2;
   switch (split) {
     case Split::train: return {0, train_end};
     case Split::validation: return {train_end, validation_end};
     case Split::test: return {validation_end, n};
+    case Split::all: return {0, n};
   }
   return {0, 0};
 }
 
 const Observation& Env::reset(Rng& rng, Split split) {
-  const auto [first, last] = range(split);
+  const auto [first, last] = split_range(jobs_.size(), options_.train_split, split);
   const auto len = static_cast<std::size_t>(options_.window_len);
   if (last - first < len)
-    throw InputError(fmt::format("the {} split holds {} jobs, fewer than --window-len {}",
-                                 split == Split::train ? "training" : split == Split::validation ? "validation" : "test",
-                                 last - first, len));
+    throw InputError(fmt::format("the {} split holds {} jobs, fewer than --window-len {}", to_string(split), last - first, len));
   return reset_at(first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len))));
 }
 
@@ -106,15 +133,15 @@ Env::Step Env::step(int slot) {
                fmt::format("action {} is a masked slot", slot));
   const JobIndex j = observation_.jobs[static_cast<std::size_t>(slot)];
   const sim::SimJob& job = engine_->job(j);
-  const policy::PlaceResult r = placement_->place(engine_->cluster(), job.spec->gpus, job.eligible);
-  if (r.status == policy::PlaceStatus::placed) {
-    const std::string problem = engine_->start(j, r.placement);
-    RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
-  } else {
-    // The chosen job does not fit: nothing starts until the next event, when the agent decides again
-    // (the simulator's global head-of-line rule, re-evaluated at every event as for the heuristics).
+  policy::PlaceResult r = placement_->place(engine_->cluster(), job.spec->gpus, job.eligible);
+  // The chosen job is a commitment (SPEC 3.4): when it does not fit, nothing else starts and time moves
+  // on, event by event, until it fits. So one decision starts one job.
+  while (r.status != policy::PlaceStatus::placed) {
     RLTUNE_CHECK(engine_->advance(), "a queued job always has an event to wait for");
+    r = placement_->place(engine_->cluster(), job.spec->gpus, job.eligible);
   }
+  const std::string problem = engine_->start(j, r.placement);
+  RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
   if (next_decision()) return {};
   agent_score_ = score(*engine_, options_.score);
   const double base = baseline_score_, rl = agent_score_;

@@ -1,15 +1,18 @@
 #pragma once
 // The episode environment the learner drives (issue 5): an episode is a window of jobs; at every decision
-// point the agent picks one queued job (a slot of the observation). If it fits, it starts and the agent
-// picks again at the same time; if not, nothing starts until the next event (global head-of-line
-// blocking), where the agent picks again, exactly as the heuristic profiles decide. So an agent that
-// always takes slot 0 reproduces the baseline's schedule. The episode ends when every job has ended. The reward is terminal: (baseline - rl) /
-// max(baseline, rl, 1) on the chosen score, where the baseline is the `baseline` heuristic run on the same
-// window with the same placement (SPEC 6.5).
+// point the agent picks one queued job (a slot of the observation). The pick is a commitment, as in the
+// reference (SPEC 3.4): if the job fits it starts now; if not, nothing else starts and time moves on,
+// event by event, until it fits and starts. So every decision starts one job. Under FCFS (whose order
+// never changes while a job waits) an agent that always takes slot 0 reproduces the baseline's schedule
+// exactly; under orders that arrivals can change (sjf...) the baseline may switch to a newly arrived job
+// while the agent stays committed. The episode ends when every job has ended. The reward is terminal:
+// (baseline - rl) / max(baseline, rl, 1) on the chosen score, where the baseline is the `baseline`
+// heuristic run on the same window with the same placement (SPEC 6.5).
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
@@ -24,9 +27,15 @@ namespace rltune::rl {
 // jobs, or minus the GPU utilisation (GPU-seconds used / GPU-seconds available from first submit to last end).
 enum class Score { bsld, wait, jct, sld, util };
 Score parse_score(const std::string& name);  // InputError for unknown names
+const char* to_string(Score score);
 double score(const sim::Engine& finished, Score score);
 
-enum class Split { train, validation, test };
+enum class Split { train, validation, test, all };
+Split parse_split(const std::string& name);  // InputError for unknown names
+const char* to_string(Split split);
+// [first, last) job indices of `split` in a trace of `jobs` jobs: the first train_split of the jobs (by
+// index) train; the rest is halved into validation and test (B6: they never overlap training).
+std::pair<std::size_t, std::size_t> split_range(std::size_t jobs, double train_split, Split split);
 
 struct EnvOptions {
   int window_len = 256;
@@ -53,8 +62,8 @@ class Env {
     bool done = false;
     double reward = 0;  // nonzero only when done
   };
-  // Picks the job in `slot` (must be unmasked; otherwise InvariantError): starts it now if it fits, else
-  // waits for the next event.
+  // Picks the job in `slot` (must be unmasked; otherwise InvariantError) and starts it, now if it fits,
+  // else at the first event after which it fits.
   // Returns done with the terminal reward, or not done with observation() updated.
   Step step(int slot);
 
@@ -67,7 +76,6 @@ class Env {
  private:
   // Advances to the next decision point with queued jobs and refreshes the observation; false when done.
   bool next_decision();
-  std::pair<std::size_t, std::size_t> range(Split split) const;  // [first, last) job indices
 
   const cluster::ClusterSpec& cluster_;
   std::span<const trace::JobSpec> jobs_;

@@ -1,15 +1,17 @@
 #include "rl/observation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
+#include "core/error.h"
 #include "policy/placement/enumerate.h"
 
 namespace rltune::rl {
 
 namespace {
 
-constexpr float kEmpty[kFeatures] = {0, 1, 1, 1, 1, 1, 0};
+constexpr float kEmpty[kExtendedFeatures] = {0, 1, 1, 1, 1, 1, 0, 1, 1, 1};
 
 double bounded(double v) { return std::clamp(v, 0.0, 1.0 - kEps); }
 
@@ -31,10 +33,20 @@ const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, int gpus
 
 }  // namespace
 
+FeatureSet parse_feature_set(const std::string& name) {
+  if (name == "paper") return FeatureSet::paper;
+  if (name == "extended") return FeatureSet::extended;
+  throw InputError("--features: unknown feature set '" + name + "' (known: paper, extended)");
+}
+
+const char* to_string(FeatureSet set) { return set == FeatureSet::paper ? "paper" : "extended"; }
+
 void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observation& out,
              const ObservationOptions& options) {
   const cluster::ClusterState& state = engine.cluster();
   const auto& pools = engine.cluster_spec().pools;
+  const int nf = feature_count(options.features);
+  out.features = nf;
   out.visible = 0;
   out.jobs.fill(-1);
   out.mask.fill(0);
@@ -46,9 +58,9 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
   const auto same_pools = [&](JobIndex a, JobIndex b) { return engine.job(a).eligible == engine.job(b).eligible; };
   std::vector<TierCount> cache;
   for (int slot = 0; slot < kSlots; ++slot) {
-    float* f = out.values.data() + static_cast<std::size_t>(slot) * kFeatures;
+    float* f = out.values.data() + static_cast<std::size_t>(slot) * nf;
     if (slot >= out.visible) {
-      std::copy(std::begin(kEmpty), std::end(kEmpty), f);
+      std::copy(kEmpty, kEmpty + nf, f);
       continue;
     }
     const JobIndex j = out.jobs[static_cast<std::size_t>(slot)];
@@ -79,6 +91,16 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
     f[4] = static_cast<float>(bounded(partial / std::max(with_free, kEps)));
     f[5] = static_cast<float>(ways == 0 ? kEps : bounded(ways / 3.0));
     f[6] = static_cast<float>(tier1 == 0 ? kEps : ways >= 2 ? 1 - kEps : 0.5);
+    if (nf == kExtendedFeatures) {
+      int older = 0;  // ties: the earlier slot counts as older
+      for (int k = 0; k < out.visible; ++k) {
+        const Seconds s = engine.job(out.jobs[static_cast<std::size_t>(k)]).spec->submit;
+        older += s < job.spec->submit || (s == job.spec->submit && k < slot);
+      }
+      f[7] = static_cast<float>(bounded(std::log1p(static_cast<double>(job.estimate)) / std::log1p(options.runtime_scale_s)));
+      f[8] = static_cast<float>(out.visible > 1 ? bounded(older / static_cast<double>(out.visible - 1)) : 0.0);
+      f[9] = static_cast<float>(bounded(1 - free / std::max(capacity, 1.0)));
+    }
     out.mask[static_cast<std::size_t>(slot)] = 1;
   }
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "core/types.h"
 #include "sim/engine.h"
@@ -12,7 +13,8 @@
 namespace rltune::rl {
 
 inline constexpr int kSlots = 128;
-inline constexpr int kFeatures = 7;
+inline constexpr int kFeatures = 7;          // the paper's features
+inline constexpr int kExtendedFeatures = 10;  // with --features extended
 
 // Per job, for the pools E the job may use (its eligible pools, taken together):
 //  0 wait        min((now - submit) / wait_scale_s, 1 - eps)
@@ -25,16 +27,30 @@ inline constexpr int kFeatures = 7;
 //                any tier-2 candidate); candidates enumerated with relax on every cluster (B26)
 //  6 start now   eps if no tier-1 candidate, 0.5 with one way, 1 - eps with several (the reference's 1.5
 //                is out of range, B26)
-// Empty slots are [0, 1, 1, 1, 1, 1, 0] as in the reference, but masked explicitly, not by pattern.
+// With --features extended, what a real cluster also knows (not in the paper):
+//  7 runtime     log(1 + estimate) / log(1 + runtime_scale_s), at most 1 - eps (the engine's estimate:
+//                oracle or requested, per --runtime)
+//  8 age rank    rank of the job's submit time among the visible jobs / (visible - 1); 0 = oldest
+//  9 pool load   busy GPUs of E / capacity of E
+// Empty slots are [0, 1, 1, 1, 1, 1, 0] (+ [1, 1, 1]) as in the reference, but masked explicitly, not by
+// pattern.
 inline constexpr double kEps = 1e-5;
 
+enum class FeatureSet { paper, extended };
+FeatureSet parse_feature_set(const std::string& name);  // InputError for unknown names
+const char* to_string(FeatureSet set);
+inline int feature_count(FeatureSet set) { return set == FeatureSet::paper ? kFeatures : kExtendedFeatures; }
+
 struct ObservationOptions {
-  double wait_scale_s = 43200;  // the reference's 12 hours
-  double size_scale = 8;        // the reference's 8 GPUs
+  double wait_scale_s = 43200;     // the reference's 12 hours
+  double size_scale = 8;           // the reference's 8 GPUs
+  double runtime_scale_s = 604800;  // extended: a week
+  FeatureSet features = FeatureSet::paper;
 };
 
 struct Observation {
-  std::array<float, kSlots * kFeatures> values{};  // slot-major
+  int features = kFeatures;                                // numbers per slot
+  std::array<float, kSlots * kExtendedFeatures> values{};  // slot-major, `features` per slot
   std::array<std::uint8_t, kSlots> mask{};         // 1 = the slot holds a queued job (a legal action)
   std::array<JobIndex, kSlots> jobs{};             // the job in each slot, -1 for an empty slot
   int visible = 0;                                 // slots in use

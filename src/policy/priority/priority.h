@@ -28,6 +28,9 @@ class PriorityPolicy {
   virtual ~PriorityPolicy() = default;
   // Forgets per-run state; called before each run.
   virtual void reset() {}
+  // True when the order depends on what just started (a learned policy that picks one job at a time):
+  // the scheduler then asks for a new order after every start.
+  virtual bool one_at_a_time() const { return false; }
   // The engine's queue in serving order (first = served first; ties keep arrival order). The list may
   // also hold jobs that have left the queue since the last call (started): callers skip every job whose
   // state is not queued. Valid until the next call; policies keep it incrementally, so a decision does

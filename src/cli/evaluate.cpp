@@ -1,0 +1,161 @@
+// `rltune evaluate`: a trained model and heuristic baselines on the same windows (paired), with the
+// improvement of the model over each baseline; writes evaluation.json (DESIGN.md section 3).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "policy/registry.h"
+#include "report/table.h"
+#include "rl/env.h"
+#include "rl/rl_policy.h"
+
+namespace rltune::cli {
+
+namespace {
+
+struct EvaluateArgs {
+  std::string model;
+  std::string cluster = "helios";
+  TraceArgs trace;
+  ProfileArgs profile;
+  std::vector<std::string> baselines{"fcfs,sjf,f1,wfp,uni,multifactor"};
+  int windows = 50;
+  int window_len = 256;
+  double train_split = 0.7;
+  std::string split = "test";
+  bool sample = false;
+  std::string out;
+};
+
+// Metrics where lower is better, and the one where higher is.
+constexpr const char* kLowerIsBetter[] = {"avg_wait_s", "p95_wait_s", "avg_jct_s", "p95_jct_s", "avg_bsld", "p95_bsld"};
+
+int run_evaluate(const EvaluateArgs& a) {
+  const rl::PolicyFile model = rl::load_policy(a.model);
+  const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
+  const trace::Trace trace = a.trace.load(cluster);
+  const sim::EngineOptions engine_options = a.profile.engine();
+  const rl::Split split = rl::parse_split(a.split);
+  if (a.windows < 1 || a.window_len < 1) throw InputError("--windows and --window-len must be at least 1");
+  if (!(a.train_split > 0 && a.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
+  const auto [first, last] = rl::split_range(trace.jobs.size(), a.train_split, split);
+  const auto len = static_cast<std::size_t>(a.window_len);
+  if (last - first < len)
+    throw InputError(fmt::format("--split {}: it holds {} jobs of the trace's {}, fewer than --window-len {}", a.split,
+                                 last - first, trace.jobs.size(), len));
+  // Windows drawn as the training environment draws them, from the seed.
+  Rng rng(a.trace.sample_seed);
+  std::vector<std::size_t> starts;
+  for (int w = 0; w < a.windows; ++w)
+    starts.push_back(first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len))));
+
+  struct Entry {
+    std::string name;
+    policy::ProfileOptions options;
+    std::unique_ptr<policy::ProfileScheduler> scheduler;
+    std::vector<metrics::RunMetrics> runs;
+  };
+  std::vector<Entry> entries;
+  for (const auto& name : split_list(a.baselines)) {
+    if (name == "rl" || name.starts_with("rl:")) throw InputError("--baselines: list heuristics only; the model is --model");
+    policy::ProfileOptions p = a.profile.profile(name);
+    entries.push_back({name, p, policy::make_profile(p), {}});
+  }
+  {
+    policy::ProfileOptions p = a.profile.profile("fcfs");
+    p.priority = "rl";
+    auto priority = rl::make_rl_policy(model, p.priority_options, a.sample ? std::optional<std::uint64_t>(a.trace.sample_seed) : std::nullopt);
+    entries.push_back({"rl", p, std::make_unique<policy::ProfileScheduler>(p, std::move(priority), policy::make_placement(p)), {}});
+  }
+
+  std::cout << fmt::format("model    {} (epoch {}, baseline {}, features {}, trained on {})\n", a.model, model.epoch,
+                           model.baseline, rl::to_string(model.observation.features), model.score);
+  std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
+                           cluster.total_gpus(), trace.source, trace.jobs.size());
+  std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}); placement {}; {}\n\n", a.windows, len,
+                           a.split, first, last, a.profile.placement, a.sample ? "sampled actions" : "argmax actions");
+
+  for (auto& e : entries)
+    for (const std::size_t s : starts) {
+      const std::span<const trace::JobSpec> jobs(trace.jobs.data() + s, len);
+      e.runs.push_back(run_window(cluster, jobs, engine_options, *e.scheduler, fmt::format("{}:{}", s, len)));
+    }
+
+  report::Json evaluation;
+  evaluation["metric"] = model.score;
+  evaluation["model"] = a.model;
+  evaluation["split"] = a.split;
+  evaluation["seed"] = a.trace.sample_seed;
+  report::Json windows = report::Json::array();
+  for (std::size_t w = 0; w < starts.size(); ++w) {
+    report::Json policies;
+    for (const auto& e : entries) policies[e.name] = report::to_json(metrics::summarize(e.runs[w]));
+    windows.push_back({{"window", entries[0].runs[w].window}, {"policies", policies}});
+  }
+  evaluation["windows"] = windows;
+  std::vector<std::pair<std::string, metrics::Summary>> rows;
+  for (const auto& e : entries) {
+    std::vector<const metrics::RunMetrics*> ptrs;
+    for (const auto& r : e.runs) ptrs.push_back(&r);
+    rows.emplace_back(e.name, metrics::summarize(ptrs));
+    evaluation["aggregate"][e.name] = report::to_json(rows.back().second);
+  }
+  const report::Json& rl = evaluation["aggregate"]["rl"];
+  std::string lines;
+  for (const auto& e : entries) {
+    if (e.name == "rl") continue;
+    const report::Json& base = evaluation["aggregate"][e.name];
+    report::Json pct;
+    for (const char* key : kLowerIsBetter) {
+      const double b = base[key].get<double>(), r = rl[key].get<double>();
+      pct[std::string(key) + "_pct"] = b > 0 ? 100 * (b - r) / b : 0.0;
+    }
+    const double bu = base["gpu_utilization"].get<double>(), ru = rl["gpu_utilization"].get<double>();
+    pct["gpu_utilization_pct"] = bu > 0 ? 100 * (ru - bu) / bu : 0.0;
+    evaluation["improvement"][e.name] = pct;
+    lines += fmt::format("  rl vs {:<12} bsld {:+6.1f}%  wait {:+6.1f}%  jct {:+6.1f}%  utilisation {:+6.1f}%\n", e.name,
+                         pct["avg_bsld_pct"].get<double>(), pct["avg_wait_s_pct"].get<double>(),
+                         pct["avg_jct_s_pct"].get<double>(), pct["gpu_utilization_pct"].get<double>());
+  }
+  report::print_comparison(std::cout, rows);
+  std::cout << "\nimprovement of rl (positive = rl better; utilisation: higher is better):\n" << lines;
+  if (!a.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.out, ec);
+    if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", a.out, ec.message()));
+    report::write_file((std::filesystem::path(a.out) / "evaluation.json").string(), evaluation.dump(2) + "\n");
+    std::cout << fmt::format("\nwrote {}/evaluation.json\n", a.out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_evaluate(CLI::App& app) {
+  auto args = std::make_shared<EvaluateArgs>();
+  CLI::App* sub = app.add_subcommand("evaluate", "Compare a trained model with heuristics on the same held-out windows");
+  sub->add_option("--model", args->model, "Training run directory (its best.json) or a policy .json file")->required();
+  sub->add_option("--cluster", args->cluster, "Cluster preset (" + cluster::preset_names() + ") or YAML file")
+      ->capture_default_str();
+  args->trace.add_options(*sub);
+  args->profile.add_options(*sub);
+  sub->add_option("--baselines", args->baselines, "Heuristic priority policies to compare, comma-separated")
+      ->capture_default_str();
+  sub->add_option("--windows", args->windows, "Number of windows (drawn with --seed)")->capture_default_str();
+  sub->add_option("--window-len", args->window_len, "Jobs per window")->capture_default_str();
+  sub->add_option("--split", args->split, "Where windows come from: test, validation, train or all")->capture_default_str();
+  sub->add_option("--train-split", args->train_split, "Share of the trace (by job index) used for training")
+      ->capture_default_str();
+  sub->add_flag("--sample", args->sample, "Sample the model's actions (seeded) instead of taking the argmax");
+  sub->add_option("--out", args->out, "Directory for evaluation.json");
+  return {sub, [args, sub] {
+            args->profile.check(*sub);
+            return run_evaluate(*args);
+          }};
+}
+
+}  // namespace rltune::cli

@@ -1,0 +1,127 @@
+// `rltune train` and `rltune export` (run by rltune-train, the only program linked with LibTorch).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "rl/rl_policy.h"
+#include "rl/torch/ppo_learner.h"
+#include "rl/trainer.h"
+
+namespace rltune::cli {
+
+namespace {
+
+struct TrainArgs {
+  std::string cluster = "helios";
+  TraceArgs trace;
+  ProfileArgs profile;
+  rl::TrainOptions options;
+  std::string baseline = "fcfs";
+  std::string score = "bsld";
+  std::string features = "paper";
+  bool attention = false;
+  bool quiet = false;
+};
+
+int run_train(TrainArgs& a) {
+  const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
+  const trace::Trace trace = a.trace.load(cluster);
+  rl::TrainOptions& o = a.options;
+  o.env.baseline = a.baseline;
+  o.env.score = rl::parse_score(a.score);
+  o.env.profile = a.profile.profile(a.baseline);
+  o.env.engine = a.profile.engine();
+  o.env.observation.features = rl::parse_feature_set(a.features);
+  o.arch = a.attention ? rl::Arch::attention : rl::Arch::mlp;
+  o.seed = a.trace.sample_seed;
+  o.progress = !a.quiet;
+  if (a.profile.blocking != "global" || a.profile.backfill)
+    throw InputError("train: the environment uses global blocking without backfilling (the reference's); "
+                     "--blocking pool and --backfill are not supported for training yet");
+
+  report::Json config;
+  config["command"] = "train";
+  config["cluster"] = cluster.source;
+  a.trace.describe(config, cluster, trace);
+  a.profile.describe(config, o.env.profile);
+  // Wall-clock-free: the timing-dependent parts of a run live in progress.csv only.
+  std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
+                           cluster.total_gpus(), trace.source, trace.jobs.size());
+  std::cout << fmt::format("training {} policy ({} features) against {} on {}, {} epochs x {} trajectories of {} jobs, {} thread(s)\n",
+                           rl::to_string(o.arch), a.features, a.baseline, a.score, o.epochs, o.trajs, o.env.window_len, o.threads);
+  auto learner = rl::make_ppo_learner(o.arch, rl::feature_count(o.env.observation.features), o.ppo, o.seed, o.threads);
+  const auto records = rl::train(cluster, trace.jobs, o, *learner, config);
+  if (!records.empty()) {
+    const auto& last = records.back();
+    std::cout << fmt::format("epoch {}: mean return {:+.3f}; {} {:.4g} vs baseline {:.4g}; validation return {:+.3f}\n", last.epoch,
+                             last.mean_return, a.score, last.rl_score, last.baseline_score, last.validation_return);
+  }
+  std::cout << fmt::format("wrote model.pt, best.pt, policy.json, best.json, progress.csv and config.json under {}\n", o.out);
+  std::cout << fmt::format("next: rltune evaluate --model {} --cluster {} ...   or   rltune simulate --policy rl:{}\n", o.out,
+                           a.cluster, o.out);
+  return 0;
+}
+
+}  // namespace
+
+Command add_train(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  args->trace.sample_jobs = 20000;  // training windows need a long trace; evaluate uses the same default
+  CLI::App* sub = app.add_subcommand("train", "Train a PPO policy that picks the next job (SPEC section 6)");
+  sub->add_option("--cluster", args->cluster, "Cluster preset (" + cluster::preset_names() + ") or YAML file")
+      ->capture_default_str();
+  args->trace.add_options(*sub);
+  args->profile.add_options(*sub);
+  rl::TrainOptions& o = args->options;
+  sub->add_option("--out", o.out, "Run directory (checkpoints, progress.csv, config.json)")->required();
+  sub->add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint (same arguments; --epochs may grow)");
+  sub->add_option("--baseline", args->baseline, "Heuristic the reward compares against; also orders the observed queue")
+      ->capture_default_str();
+  sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")->capture_default_str();
+  sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1) or extended (+ runtime estimate, age rank, pool load)")
+      ->capture_default_str();
+  sub->add_flag("--attention", args->attention, "Self-attention policy instead of the per-slot MLP");
+  sub->add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
+  sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
+  sub->add_option("--threads", o.threads, "Rollout worker threads (and torch threads for updates)")->capture_default_str();
+  sub->add_option("--window-len", o.env.window_len, "Jobs per episode")->capture_default_str();
+  sub->add_option("--train-split", o.env.train_split, "Share of the trace (by job index) that training windows come from")
+      ->capture_default_str();
+  sub->add_option("--validation-windows", o.validation_windows, "Validation windows scored after every epoch (picks best.pt)")
+      ->capture_default_str();
+  sub->add_option("--clip", o.ppo.clip, "PPO clip ratio")->capture_default_str();
+  sub->add_option("--gamma", o.ppo.gamma, "Discount")->capture_default_str();
+  sub->add_option("--lambda", o.ppo.lambda, "GAE lambda")->capture_default_str();
+  sub->add_option("--pi-lr", o.ppo.pi_lr, "Policy learning rate (Adam)")->capture_default_str();
+  sub->add_option("--vf-lr", o.ppo.vf_lr, "Value learning rate (Adam)")->capture_default_str();
+  sub->add_option("--pi-iters", o.ppo.pi_iters, "Policy steps per epoch (full batch)")->capture_default_str();
+  sub->add_option("--vf-iters", o.ppo.vf_iters, "Value steps per epoch (full batch)")->capture_default_str();
+  sub->add_option("--target-kl", o.ppo.target_kl, "Policy steps stop once KL > 1.5 x this")->capture_default_str();
+  sub->add_flag("--quiet", args->quiet, "No progress bar or progress lines");
+  return {sub, [args, sub] {
+            args->profile.check(*sub);
+            return run_train(*args);
+          }};
+}
+
+Command add_export(CLI::App& app) {
+  auto model = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand("export", "Write a trained policy as a TorchScript module for Python");
+  sub->add_option("--model", *model, "Training run directory (its best.json) or a policy .json file")->required();
+  sub->add_option("--torchscript", *out, "Output file (forward(obs [B,128,F], mask [B,128]) -> logits [B,128])")->required();
+  return {sub, [model, out] {
+            const rl::PolicyFile policy = rl::load_policy(*model);
+            auto learner = rl::make_ppo_learner(policy.net.arch, policy.net.features, {}, 0, 1);
+            learner->set_policy(policy.net);
+            learner->export_torchscript(*out);
+            std::cout << fmt::format("wrote {} ({} policy, {} features per slot, epoch {})\n", *out, rl::to_string(policy.net.arch),
+                                     policy.net.features, policy.epoch);
+            return 0;
+          }};
+}
+
+}  // namespace rltune::cli

@@ -1,0 +1,145 @@
+#include "rl/policy_net.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace rltune::rl {
+
+namespace {
+
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const Matrix>;
+
+// rows x in -> rows x out: X W^T + b, optionally ReLU.
+Matrix apply(const Dense& d, const Matrix& x, bool relu) {
+  const ConstMap w(d.weight.data(), d.out, d.in);
+  const Eigen::Map<const Eigen::RowVectorXf> b(d.bias.data(), d.out);
+  Matrix y = x * w.transpose();
+  y.rowwise() += b;
+  if (relu) y = y.cwiseMax(0.0f);
+  return y;
+}
+
+Dense zeros(int in, int out) {
+  return {in, out, std::vector<float>(static_cast<std::size_t>(in) * out, 0.0f), std::vector<float>(static_cast<std::size_t>(out), 0.0f)};
+}
+
+}  // namespace
+
+Arch parse_arch(const std::string& name) {
+  if (name == "mlp") return Arch::mlp;
+  if (name == "attention") return Arch::attention;
+  throw InputError("unknown policy architecture '" + name + "' (known: mlp, attention)");
+}
+
+const char* to_string(Arch arch) { return arch == Arch::mlp ? "mlp" : "attention"; }
+
+PolicyNet PolicyNet::shaped(Arch arch, int features) {
+  PolicyNet net;
+  net.arch = arch;
+  net.features = features;
+  if (arch == Arch::mlp) net.layers.push_back(zeros(features, kHidden1));
+  else
+    for (int i = 0; i < 3; ++i) net.layers.push_back(zeros(features, kHidden1));
+  net.layers.push_back(zeros(kHidden1, kHidden2));
+  net.layers.push_back(zeros(kHidden2, kHidden3));
+  net.layers.push_back(zeros(kHidden3, 1));
+  return net;
+}
+
+void PolicyNet::logits(const Observation& obs, std::span<float> out) const {
+  RLTUNE_CHECK(out.size() >= static_cast<std::size_t>(kSlots), "one logit per slot");
+  RLTUNE_CHECK(obs.features == features, fmt::format("the model expects {} features per slot, the observation has {}", features, obs.features));
+  std::fill(out.begin(), out.end(), -std::numeric_limits<float>::infinity());
+  const int n = obs.visible;
+  if (n == 0) return;
+  const Matrix x = ConstMap(obs.values.data(), n, features);
+  Matrix h;
+  std::size_t next = 0;
+  if (arch == Arch::mlp) {
+    h = apply(layers[next++], x, true);
+  } else {
+    const Matrix q = apply(layers[0], x, true), k = apply(layers[1], x, true), v = apply(layers[2], x, true);
+    next = 3;
+    Matrix a = q * k.transpose();  // n x n: only visible keys, so padding never gets attention
+    for (int r = 0; r < n; ++r) {
+      const float m = a.row(r).maxCoeff();
+      a.row(r) = (a.row(r).array() - m).exp();
+      a.row(r) /= a.row(r).sum();
+    }
+    h = a * v;
+  }
+  h = apply(layers[next], h, true);
+  h = apply(layers[next + 1], h, true);
+  h = apply(layers[next + 2], h, false);
+  for (int s = 0; s < n; ++s) out[static_cast<std::size_t>(s)] = h(s, 0);
+}
+
+int PolicyNet::argmax(const Observation& obs) const {
+  std::array<float, kSlots> l;
+  logits(obs, l);
+  if (obs.visible == 0) return -1;
+  return static_cast<int>(std::max_element(l.begin(), l.begin() + obs.visible) - l.begin());
+}
+
+int PolicyNet::sample(const Observation& obs, Rng& rng, double& log_prob) const {
+  RLTUNE_CHECK(obs.visible > 0, "a decision has at least one queued job");
+  std::array<float, kSlots> l;
+  logits(obs, l);
+  const int n = obs.visible;
+  const double top = *std::max_element(l.begin(), l.begin() + n);
+  double total = 0;
+  for (int s = 0; s < n; ++s) total += std::exp(l[static_cast<std::size_t>(s)] - top);
+  const double u = rng.uniform() * total;
+  double cumulative = 0;
+  int chosen = n - 1;
+  for (int s = 0; s < n; ++s) {
+    cumulative += std::exp(l[static_cast<std::size_t>(s)] - top);
+    if (u < cumulative) {
+      chosen = s;
+      break;
+    }
+  }
+  log_prob = l[static_cast<std::size_t>(chosen)] - top - std::log(total);
+  return chosen;
+}
+
+nlohmann::json PolicyNet::to_json() const {
+  nlohmann::json layers_json = nlohmann::json::array();
+  for (const Dense& d : layers)
+    layers_json.push_back({{"in", d.in}, {"out", d.out}, {"weight", d.weight}, {"bias", d.bias}});
+  return {{"arch", to_string(arch)}, {"features", features}, {"layers", layers_json}};
+}
+
+PolicyNet PolicyNet::from_json(const nlohmann::json& j) {
+  try {
+    PolicyNet shape = shaped(parse_arch(j.at("arch").get<std::string>()), j.at("features").get<int>());
+    if (shape.features != kFeatures && shape.features != kExtendedFeatures)
+      throw InputError(fmt::format("the policy has {} features per slot; rltune knows {} and {}", shape.features, kFeatures, kExtendedFeatures));
+    const auto& ls = j.at("layers");
+    if (!ls.is_array() || ls.size() != shape.layers.size())
+      throw InputError(fmt::format("the policy should have {} layers, it has {}", shape.layers.size(), ls.size()));
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+      Dense& d = shape.layers[i];
+      if (ls[i].at("in").get<int>() != d.in || ls[i].at("out").get<int>() != d.out)
+        throw InputError(fmt::format("layer {} should be {}x{}", i, d.in, d.out));
+      d.weight = ls[i].at("weight").get<std::vector<float>>();
+      d.bias = ls[i].at("bias").get<std::vector<float>>();
+      if (d.weight.size() != static_cast<std::size_t>(d.in) * d.out || d.bias.size() != static_cast<std::size_t>(d.out))
+        throw InputError(fmt::format("layer {} has the wrong number of weights", i));
+      for (const float w : d.weight)
+        if (!std::isfinite(w)) throw InputError(fmt::format("layer {} has a weight that is not finite", i));
+    }
+    return shape;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(std::string("malformed policy: ") + e.what());
+  }
+}
+
+}  // namespace rltune::rl

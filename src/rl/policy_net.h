@@ -1,0 +1,52 @@
+#pragma once
+// The policy network's forward pass without torch (SPEC 6.3), for rollouts, evaluation and `rl:DIR` in
+// the simulator: a plain copy of the weights the learner (rl/torch) trains, evaluated with Eigen on the
+// visible slots only. A test checks it against LibTorch to 1e-5.
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "rl/observation.h"
+
+namespace rltune::rl {
+
+// One dense layer, y = W x + b, in torch's nn::Linear layout.
+struct Dense {
+  int in = 0, out = 0;
+  std::vector<float> weight;  // out x in, row-major
+  std::vector<float> bias;    // out
+};
+
+enum class Arch {
+  mlp,        // the paper's kernel policy: one MLP features-32-16-8-1 (ReLU) shared by every slot
+  attention,  // --attention: per slot q, k, v = ReLU(Dense 32); softmax(q k^T) over the visible slots
+              // (padding slots masked, unlike the reference); then 32-16-8-1 (ReLU) per slot
+};
+Arch parse_arch(const std::string& name);  // InputError for unknown names
+const char* to_string(Arch arch);
+
+// Hidden sizes of the paper's networks.
+inline constexpr int kHidden1 = 32, kHidden2 = 16, kHidden3 = 8;
+
+struct PolicyNet {
+  Arch arch = Arch::mlp;
+  int features = kFeatures;
+  // mlp: 4 layers (features-32, 32-16, 16-8, 8-1); attention: q, k, v (features-32), then 32-16, 16-8, 8-1.
+  std::vector<Dense> layers;
+
+  // The layer shapes of `arch` with zero weights.
+  static PolicyNet shaped(Arch arch, int features);
+  // Logits of the visible slots in out[0, visible); out[visible, kSlots) = -infinity (masked).
+  void logits(const Observation& obs, std::span<float> out) const;
+  // The highest-logit visible slot (lowest slot on ties); -1 when none is visible.
+  int argmax(const Observation& obs) const;
+  // Draws a visible slot from the masked softmax; returns it and writes its log-probability.
+  int sample(const Observation& obs, Rng& rng, double& log_prob) const;
+
+  nlohmann::json to_json() const;
+  static PolicyNet from_json(const nlohmann::json& j);  // InputError when malformed
+};
+
+}  // namespace rltune::rl

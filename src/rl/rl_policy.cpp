@@ -1,0 +1,87 @@
+#include "rl/rl_policy.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+#include "policy/registry.h"
+
+namespace rltune::rl {
+
+namespace {
+
+class RlPolicy final : public policy::PriorityPolicy {
+ public:
+  RlPolicy(PolicyFile model, const policy::PriorityOptions& options, std::optional<std::uint64_t> sample_seed)
+      : model_(std::move(model)), baseline_(policy::make_priority(model_.baseline, options)), sample_seed_(sample_seed),
+        rng_(sample_seed.value_or(0)) {}
+
+  void reset() override {
+    committed_ = -1;
+    baseline_->reset();
+    rng_ = Rng(sample_seed_.value_or(0));
+  }
+  bool one_at_a_time() const override { return true; }
+
+  std::span<const JobIndex> order(const sim::Engine& engine) override {
+    const std::span<const JobIndex> base = baseline_->order(engine);
+    observe(engine, base, observation_, model_.observation);
+    model_.net.logits(observation_, logits_);
+    const int n = observation_.visible;
+    if (sample_seed_)
+      for (int s = 0; s < n; ++s) logits_[static_cast<std::size_t>(s)] -= static_cast<float>(std::log(-std::log(1 - rng_.uniform())));
+    std::array<int, kSlots> slots;
+    std::iota(slots.begin(), slots.begin() + n, 0);
+    std::stable_sort(slots.begin(), slots.begin() + n,
+                     [&](int a, int b) { return logits_[static_cast<std::size_t>(a)] > logits_[static_cast<std::size_t>(b)]; });
+    // A chosen job that has not started yet stays first (the pick is a commitment, as in training); the
+    // other visible jobs follow by logit (they matter when pools or backfilling let them start).
+    order_.clear();
+    const bool keep = committed_ >= 0 && engine.job(committed_).state == sim::JobState::queued;
+    if (keep) order_.push_back(committed_);
+    for (int i = 0; i < n; ++i) {
+      const JobIndex j = observation_.jobs[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])];
+      if (!keep || j != committed_) order_.push_back(j);
+    }
+    if (!order_.empty()) committed_ = order_.front();
+    // Beyond the visible slots: the rest of the queue in baseline order (they were not observed).
+    int seen = 0;
+    for (const JobIndex j : base) {
+      if (engine.job(j).state != sim::JobState::queued) continue;
+      if (++seen > n && j != committed_) order_.push_back(j);
+    }
+    return order_;
+  }
+
+ private:
+  PolicyFile model_;
+  std::unique_ptr<policy::PriorityPolicy> baseline_;
+  std::optional<std::uint64_t> sample_seed_;
+  Rng rng_;
+  Observation observation_;
+  std::array<float, kSlots> logits_{};
+  std::vector<JobIndex> order_;
+  JobIndex committed_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<policy::PriorityPolicy> make_rl_policy(const PolicyFile& model, const policy::PriorityOptions& options,
+                                                       std::optional<std::uint64_t> sample_seed) {
+  return std::make_unique<RlPolicy>(model, options, sample_seed);
+}
+
+void register_rl_policy() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  policy::register_priority({"rl", "a trained model: rl:DIR (a training run directory; its best.json) or rl:FILE.json",
+                             [](const std::string& argument, const policy::PriorityOptions& options) {
+                               if (argument.empty()) throw InputError("--policy rl needs a model: rl:DIR");
+                               return make_rl_policy(load_policy(argument), options);
+                             }});
+}
+
+}  // namespace rltune::rl

@@ -1,0 +1,25 @@
+#pragma once
+// `--policy rl:DIR`: a trained model as an ordinary priority policy. At each decision it observes the
+// queue as in training (the first 128 jobs of the model's baseline order) and serves the visible jobs by
+// descending logit, the rest in baseline order. The first job is a commitment: it stays first until it
+// starts. The policy asks to be consulted again after every start, so in the simulator it picks one job
+// at a time exactly as in the training environment.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "policy/priority/priority.h"
+#include "rl/trainer.h"
+
+namespace rltune::rl {
+
+// With `sample_seed`, the order is drawn from the policy's distribution (Gumbel top-k: the same as
+// sampling one job, then the next from the rest...), restarting the seeded stream at every run;
+// otherwise it is deterministic (argmax first).
+std::unique_ptr<policy::PriorityPolicy> make_rl_policy(const PolicyFile& model, const policy::PriorityOptions& options,
+                                                       std::optional<std::uint64_t> sample_seed = std::nullopt);
+// Registers "rl" (argument: a training run directory or a policy.json) in the policy registry.
+void register_rl_policy();
+
+}  // namespace rltune::rl

@@ -1,0 +1,81 @@
+#include "rl/rollout.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace rltune::rl {
+
+Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record) {
+  Episode e;
+  const Observation* obs = &env.reset(rng, split);
+  e.features = obs->features;
+  e.window_start = env.window_start();
+  const std::size_t width = static_cast<std::size_t>(kSlots) * static_cast<std::size_t>(obs->features);
+  for (;;) {
+    double log_prob = 0;
+    const int slot = greedy ? net.argmax(*obs) : net.sample(*obs, rng, log_prob);
+    if (record) {
+      e.observations.insert(e.observations.end(), obs->values.begin(), obs->values.begin() + static_cast<std::ptrdiff_t>(width));
+      e.masks.insert(e.masks.end(), obs->mask.begin(), obs->mask.end());
+    }
+    e.actions.push_back(slot);
+    const Env::Step step = env.step(slot);
+    if (step.done) {
+      e.reward = step.reward;
+      break;
+    }
+    obs = &env.observation();
+  }
+  e.baseline_score = env.baseline_score();
+  e.agent_score = env.agent_score();
+  return e;
+}
+
+void Batch::append(const Episode& e) {
+  RLTUNE_CHECK(e.features == features, "every episode of a batch has the batch's features");
+  RLTUNE_CHECK(e.observations.size() == e.decisions() * kSlots * static_cast<std::size_t>(features),
+               "the episode recorded its observations");
+  const std::size_t first = size();
+  observations.insert(observations.end(), e.observations.begin(), e.observations.end());
+  masks.insert(masks.end(), e.masks.begin(), e.masks.end());
+  actions.insert(actions.end(), e.actions.begin(), e.actions.end());
+  episodes.emplace_back(first, size());
+  rewards.push_back(e.reward);
+}
+
+void gae(std::span<const float> values, double reward, double gamma, double lambda, std::span<float> advantages,
+         std::span<float> returns) {
+  const std::size_t n = values.size();
+  RLTUNE_CHECK(advantages.size() == n && returns.size() == n, "one advantage and one return per step");
+  double running = 0, to_go = reward;
+  for (std::size_t t = n; t-- > 0;) {
+    const double r = t + 1 == n ? reward : 0.0;
+    const double next_value = t + 1 == n ? 0.0 : values[t + 1];
+    const double delta = r + gamma * next_value - values[t];
+    running = delta + gamma * lambda * running;
+    advantages[t] = static_cast<float>(running);
+    if (t + 1 < n) to_go *= gamma;
+    returns[t] = static_cast<float>(to_go);
+  }
+}
+
+void normalize(std::span<float> values, double eps) {
+  if (values.empty()) return;
+  double mean = 0;
+  for (const float v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double var = 0;
+  for (const float v : values) var += (v - mean) * (v - mean);
+  const double sd = std::sqrt(var / static_cast<double>(values.size()));
+  for (float& v : values) v = static_cast<float>((v - mean) / (sd + eps));
+}
+
+std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t epoch, std::uint64_t trajectory) {
+  Rng mix(seed ^ 0x6a09e667f3bcc909ULL);
+  std::uint64_t s = mix.next();
+  s = Rng(s ^ epoch).next();
+  return Rng(s ^ (trajectory * 0x9E3779B97F4A7C15ULL)).next();
+}
+
+}  // namespace rltune::rl

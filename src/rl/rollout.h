@@ -1,0 +1,54 @@
+#pragma once
+// What the learner trains on: episodes recorded by the environment, joined into one batch per epoch, and
+// the advantage estimates of SPEC 6.4 (computed here, without torch, so they are tested on their own).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/rng.h"
+#include "rl/env.h"
+#include "rl/policy_net.h"
+
+namespace rltune::rl {
+
+struct Episode {
+  int features = kFeatures;
+  std::vector<float> observations;  // decisions x kSlots x features
+  std::vector<std::uint8_t> masks;  // decisions x kSlots
+  std::vector<int> actions;         // slot per decision
+  double reward = 0;                // terminal reward
+  double baseline_score = 0, agent_score = 0;
+  std::size_t window_start = 0;
+  std::size_t decisions() const { return actions.size(); }
+};
+
+// Plays one episode on a window drawn from `split` with `rng`: sampled actions, or the argmax when
+// `greedy`. Records observations only when `record`.
+Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record);
+
+struct Batch {
+  int features = kFeatures;
+  std::vector<float> observations;  // size() x kSlots x features
+  std::vector<std::uint8_t> masks;  // size() x kSlots
+  std::vector<int> actions;
+  std::vector<std::pair<std::size_t, std::size_t>> episodes;  // [first, last) decisions of each episode
+  std::vector<double> rewards;                                // terminal reward of each episode
+  std::size_t size() const { return actions.size(); }
+  void append(const Episode& e);
+};
+
+// GAE(lambda) for one episode whose only reward is `reward` at its last step (values = V(s_t)):
+// delta_t = r_t + gamma V(s_t+1) - V(s_t) with V after the end = 0, adv_t = sum_l (gamma lambda)^l delta_t+l,
+// and the value target ret_t = gamma^(T-1-t) reward (discounted reward-to-go, as Spinning Up).
+void gae(std::span<const float> values, double reward, double gamma, double lambda, std::span<float> advantages,
+         std::span<float> returns);
+// (a - mean) / (population std + eps), in place (B28: the epsilon the reference lacks).
+void normalize(std::span<float> values, double eps);
+
+// A seed per (run seed, epoch, trajectory): every trajectory draws from its own stream, so results do
+// not depend on which thread plays it.
+std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t epoch, std::uint64_t trajectory);
+
+}  // namespace rltune::rl

@@ -1,0 +1,47 @@
+#pragma once
+// PPO's pieces on tensors, for the learner and its tests. Includes torch: only rl/torch and its test use it.
+#include <torch/torch.h>
+
+#include "rl/policy_net.h"
+
+namespace rltune::rl::torchnet {
+
+// The policy of SPEC 6.3 (see rl/policy_net.h for the layers): logits [B, 128] for observations
+// [B, 128, F] with masks [B, 128] (masked slots get kMaskedLogit).
+struct PolicyImpl : torch::nn::Module {
+  PolicyImpl(Arch arch, int features);
+  torch::Tensor forward(const torch::Tensor& obs, const torch::Tensor& mask);
+  // The same logits [B, 128] from the visible rows only (mlp): `rows` [M, F] = the observation rows at
+  // flat positions `positions` [M] (b * 128 + slot). Padding rows cost nothing, so updates are faster.
+  torch::Tensor forward_rows(const torch::Tensor& rows, const torch::Tensor& positions, std::int64_t batch);
+  Arch arch;
+  int features;
+  std::vector<torch::nn::Linear> layers;
+};
+TORCH_MODULE(Policy);
+
+// The value network of SPEC 6.3: the flattened observation -> 32 -> 16 -> 8 -> 1 (ReLU).
+struct ValueImpl : torch::nn::Module {
+  explicit ValueImpl(int features);
+  torch::Tensor forward(const torch::Tensor& obs);  // [B, 128, F] -> [B]
+  std::vector<torch::nn::Linear> layers;
+};
+TORCH_MODULE(Value);
+
+inline constexpr float kMaskedLogit = -1e9f;
+
+// Copies between the torch modules and the torch-free PolicyNet.
+PolicyNet to_policy_net(Policy& policy);
+void load_policy_net(Policy& policy, const PolicyNet& net);
+
+struct PolicyTerms {
+  torch::Tensor loss;           // -mean(min(ratio A, clip(ratio, 1 - c, 1 + c) A))
+  torch::Tensor kl;             // mean(logp_old - logp)
+  torch::Tensor entropy;        // mean entropy of the masked distributions
+  torch::Tensor clip_fraction;  // share of ratios outside [1 - c, 1 + c]
+};
+// `log_probs` = log_softmax of the masked logits [B, 128]; `actions` [B] (int64).
+PolicyTerms policy_terms(const torch::Tensor& log_probs, const torch::Tensor& actions, const torch::Tensor& logp_old,
+                         const torch::Tensor& advantages, double clip);
+
+}  // namespace rltune::rl::torchnet

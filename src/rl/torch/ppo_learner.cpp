@@ -1,0 +1,393 @@
+// The only translation unit of the project (besides its test) that includes LibTorch: networks, PPO
+// updates, checkpoints and TorchScript export (DESIGN.md section 4: one torch TU costs ~21 s to compile).
+#include "rl/torch/ppo_learner.h"
+
+#include <fmt/format.h>
+#include <torch/script.h>
+
+#include <dlfcn.h>
+#include <malloc.h>
+
+#include <cstdio>
+#include <array>
+#include <filesystem>
+#include <thread>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "rl/torch/ppo.h"
+
+namespace rltune::rl {
+
+namespace torchnet {
+
+PolicyImpl::PolicyImpl(Arch a, int f) : arch(a), features(f) {
+  const PolicyNet shape = PolicyNet::shaped(a, f);
+  for (std::size_t i = 0; i < shape.layers.size(); ++i)
+    layers.push_back(register_module("layer" + std::to_string(i),
+                                     torch::nn::Linear(shape.layers[i].in, shape.layers[i].out)));
+}
+
+torch::Tensor PolicyImpl::forward(const torch::Tensor& obs, const torch::Tensor& mask) {
+  std::size_t next = 0;
+  torch::Tensor h;
+  if (arch == Arch::mlp) {
+    h = torch::relu(layers[next++]->forward(obs));
+  } else {
+    const auto q = torch::relu(layers[0]->forward(obs)), k = torch::relu(layers[1]->forward(obs)),
+               v = torch::relu(layers[2]->forward(obs));
+    next = 3;
+    // Scores over visible keys only (the reference attends to padding too).
+    auto scores = torch::matmul(q, k.transpose(1, 2));
+    scores = scores.masked_fill(mask.unsqueeze(1).logical_not(), kMaskedLogit);
+    h = torch::matmul(torch::softmax(scores, 2), v);
+  }
+  h = torch::relu(layers[next]->forward(h));
+  h = torch::relu(layers[next + 1]->forward(h));
+  h = layers[next + 2]->forward(h).squeeze(-1);
+  return h.masked_fill(mask.logical_not(), kMaskedLogit);
+}
+
+torch::Tensor PolicyImpl::forward_rows(const torch::Tensor& rows, const torch::Tensor& positions, std::int64_t batch) {
+  RLTUNE_CHECK(arch == Arch::mlp, "row-wise logits need the per-slot MLP");
+  torch::Tensor h = rows;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    h = layers[i]->forward(h);
+    if (i + 1 < layers.size()) h = torch::relu(h);
+  }
+  return torch::full({batch * kSlots}, kMaskedLogit).index_put({positions}, h.squeeze(-1)).view({batch, kSlots});
+}
+
+ValueImpl::ValueImpl(int features) {
+  const int sizes[] = {kSlots * features, kHidden1, kHidden2, kHidden3, 1};
+  for (int i = 0; i < 4; ++i)
+    layers.push_back(register_module("layer" + std::to_string(i), torch::nn::Linear(sizes[i], sizes[i + 1])));
+}
+
+torch::Tensor ValueImpl::forward(const torch::Tensor& obs) {
+  torch::Tensor h = obs.flatten(1);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    h = layers[i]->forward(h);
+    if (i + 1 < layers.size()) h = torch::relu(h);
+  }
+  return h.squeeze(-1);
+}
+
+PolicyNet to_policy_net(Policy& policy) {
+  torch::NoGradGuard no_grad;
+  PolicyNet net = PolicyNet::shaped(policy->arch, policy->features);
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const auto w = policy->layers[i]->weight.contiguous(), b = policy->layers[i]->bias.contiguous();
+    net.layers[i].weight.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+    net.layers[i].bias.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
+  }
+  return net;
+}
+
+void load_policy_net(Policy& policy, const PolicyNet& net) {
+  torch::NoGradGuard no_grad;
+  RLTUNE_CHECK(net.arch == policy->arch && net.features == policy->features, "the weights fit the network");
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const Dense& d = net.layers[i];
+    policy->layers[i]->weight.copy_(torch::from_blob(const_cast<float*>(d.weight.data()), {d.out, d.in}));
+    policy->layers[i]->bias.copy_(torch::from_blob(const_cast<float*>(d.bias.data()), {d.out}));
+  }
+}
+
+PolicyTerms policy_terms(const torch::Tensor& log_probs, const torch::Tensor& actions, const torch::Tensor& logp_old,
+                         const torch::Tensor& advantages, double clip) {
+  const auto logp = log_probs.gather(1, actions.unsqueeze(1)).squeeze(1);
+  const auto ratio = torch::exp(logp - logp_old);
+  const auto clipped = torch::clamp(ratio, 1 - clip, 1 + clip) * advantages;
+  PolicyTerms t;
+  t.loss = -torch::min(ratio * advantages, clipped).mean();
+  t.kl = (logp_old - logp).mean();
+  // Masked slots have probability exp(-1e9) = 0 exactly, so they add nothing.
+  t.entropy = -(log_probs.exp() * log_probs).sum(1).mean();
+  t.clip_fraction = ((ratio > 1 + clip) | (ratio < 1 - clip)).to(torch::kFloat).mean();
+  return t;
+}
+
+}  // namespace torchnet
+
+namespace {
+
+using namespace torchnet;
+
+void glorot(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.named_parameters()) {
+    if (p.key().ends_with("weight")) torch::nn::init::xavier_uniform_(p.value());
+    else torch::nn::init::zeros_(p.value());
+  }
+}
+
+// A slice of the batch processed by one thread.
+struct Shard {
+  double weight = 0;  // its share of the batch
+  torch::Tensor obs, mask, actions, advantages, returns, logp_old, rows, positions;
+  std::vector<torch::Tensor> grads;
+  std::array<double, 4> terms{};
+};
+
+// Runs f(shard) for every shard on `threads` threads: thread t takes shards t, t + threads, ... in order
+// (the first on the calling thread). Rethrows a failure.
+template <typename F>
+void in_parallel(std::vector<Shard>& shards, int threads, const F& f) {
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
+  const auto run = [&](int t) {
+    try {
+      for (std::size_t k = static_cast<std::size_t>(t); k < shards.size(); k += static_cast<std::size_t>(threads)) f(shards[k]);
+    } catch (...) {
+      failures[static_cast<std::size_t>(t)] = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(run, t);
+    run(0);
+  }
+  for (const auto& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+}
+
+// Sums the shards' gradients in shard order and takes one optimiser step.
+void step(torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& params, const std::vector<Shard>& shards) {
+  torch::NoGradGuard no_grad;
+  for (std::size_t p = 0; p < params.size(); ++p) {
+    torch::Tensor sum = shards[0].grads[p].clone();
+    for (std::size_t k = 1; k < shards.size(); ++k) sum += shards[k].grads[p];
+    const_cast<torch::Tensor&>(params[p]).mutable_grad() = sum;
+  }
+  optimizer.step();
+}
+
+class PpoLearner final : public Learner {
+ public:
+  PpoLearner(Arch arch, int features, const PpoOptions& options, std::uint64_t seed, int threads)
+      : features_(features), threads_(std::max(1, threads)), options_(options), policy_(arch, features), value_(features),
+        pi_opt_(policy_->parameters(), torch::optim::AdamOptions(options.pi_lr)),
+        vf_opt_(value_->parameters(), torch::optim::AdamOptions(options.vf_lr)) {
+    torch::set_num_threads(1);  // the update runs one shard per thread itself
+    // Updates allocate and free the same large tensors every iteration: keep them in the heap instead of
+    // returning them to the kernel each time (page faults otherwise dominate the update's time).
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest glibc accepts; shards are smaller
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    torch::manual_seed(seed);
+    glorot(*policy_);
+    glorot(*value_);
+  }
+
+  UpdateStats update(const Batch& batch) override {
+    RLTUNE_CHECK(batch.features == features_ && batch.size() > 0, "a non-empty batch of this learner's features");
+    const auto n = static_cast<std::int64_t>(batch.size());
+    const auto obs = torch::from_blob(const_cast<float*>(batch.observations.data()), {n, kSlots, features_});
+    const auto mask = torch::from_blob(const_cast<std::uint8_t*>(batch.masks.data()), {n, kSlots}, torch::kUInt8).to(torch::kBool);
+    std::vector<std::int64_t> action_values(batch.actions.begin(), batch.actions.end());
+    const auto actions = torch::tensor(action_values, torch::kInt64);
+
+    // Advantages per episode from the values before the update.
+    torch::Tensor values;
+    {
+      torch::NoGradGuard no_grad;
+      values = value_->forward(obs).contiguous();
+    }
+    std::vector<float> adv(batch.size()), ret(batch.size());
+    const std::span<const float> v(values.data_ptr<float>(), batch.size());
+    for (std::size_t e = 0; e < batch.episodes.size(); ++e) {
+      const auto [first, last] = batch.episodes[e];
+      gae(v.subspan(first, last - first), batch.rewards[e], options_.gamma, options_.lambda,
+          std::span(adv).subspan(first, last - first), std::span(ret).subspan(first, last - first));
+    }
+    normalize(adv, options_.adv_eps);
+    const auto advantages = torch::from_blob(adv.data(), {n});
+    const auto returns = torch::from_blob(ret.data(), {n});
+
+    // Shards of kShardDecisions decisions, each with its own graph: small enough that a layer's
+    // activations stay in cache, processed by --threads threads. Gradients are summed in shard order, so
+    // the result does not depend on the thread count or timing.
+    constexpr std::int64_t kShardDecisions = 128;
+    std::vector<Shard> shards;
+    for (std::int64_t first = 0; first < n; first += kShardDecisions) {
+      const std::int64_t last = std::min(n, first + kShardDecisions);
+      Shard sh;
+      sh.weight = static_cast<double>(last - first) / static_cast<double>(n);
+      sh.obs = obs.slice(0, first, last);
+      sh.mask = mask.slice(0, first, last);
+      sh.actions = actions.slice(0, first, last);
+      sh.advantages = advantages.slice(0, first, last);
+      sh.returns = returns.slice(0, first, last);
+      if (policy_->arch == Arch::mlp) {  // logits from the visible rows only: most slots are padding
+        sh.positions = sh.mask.flatten().nonzero().squeeze(1);
+        sh.rows = sh.obs.reshape({(last - first) * kSlots, features_}).index_select(0, sh.positions);
+      }
+      shards.push_back(std::move(sh));
+    }
+    const auto log_probs = [&](Shard& sh) {
+      const auto logits = sh.rows.defined() ? policy_->forward_rows(sh.rows, sh.positions, sh.obs.size(0))
+                                            : policy_->forward(sh.obs, sh.mask);
+      return torch::log_softmax(logits, 1);
+    };
+    in_parallel(shards, threads_, [&](Shard& sh) {
+      torch::NoGradGuard no_grad;
+      sh.logp_old = log_probs(sh).gather(1, sh.actions.unsqueeze(1)).squeeze(1).contiguous();
+    });
+
+    UpdateStats stats;
+    const auto pi_params = policy_->parameters();
+    for (int i = 0; i < options_.pi_iters; ++i) {
+      double loss = 0, kl = 0, entropy = 0, clipped = 0;
+      in_parallel(shards, threads_, [&](Shard& sh) {
+        const PolicyTerms t = policy_terms(log_probs(sh), sh.actions, sh.logp_old, sh.advantages, options_.clip);
+        sh.grads = torch::autograd::grad({t.loss * sh.weight}, pi_params);
+        sh.terms = {t.loss.item<double>(), t.kl.item<double>(), t.entropy.item<double>(), t.clip_fraction.item<double>()};
+      });
+      for (const Shard& sh : shards) {
+        loss += sh.weight * sh.terms[0];
+        kl += sh.weight * sh.terms[1];
+        entropy += sh.weight * sh.terms[2];
+        clipped += sh.weight * sh.terms[3];
+      }
+      stats.kl = kl;
+      stats.clip_fraction = clipped;
+      if (i == 0) {
+        stats.policy_loss = loss;
+        stats.entropy = entropy;
+      }
+      if (kl > 1.5 * options_.target_kl) break;  // Spinning Up: stop before stepping past the KL
+      step(pi_opt_, pi_params, shards);
+      stats.policy_iters = i + 1;
+    }
+    const auto vf_params = value_->parameters();
+    for (int i = 0; i < options_.vf_iters; ++i) {
+      in_parallel(shards, threads_, [&](Shard& sh) {
+        const auto loss = (value_->forward(sh.obs) - sh.returns).pow(2).mean();
+        sh.grads = torch::autograd::grad({loss * sh.weight}, vf_params);
+        sh.terms[0] = loss.item<double>();
+      });
+      if (i == 0)
+        for (const Shard& sh : shards) stats.value_loss += sh.weight * sh.terms[0];
+      step(vf_opt_, vf_params, shards);
+    }
+    return stats;
+  }
+
+  PolicyNet policy() const override { return to_policy_net(const_cast<Policy&>(policy_)); }
+  void set_policy(const PolicyNet& net) override { load_policy_net(policy_, net); }
+
+  void save(const std::string& path, const nlohmann::json& state) const override {
+    torch::serialize::OutputArchive root, p, v, po, vo;
+    policy_->save(p);
+    value_->save(v);
+    pi_opt_.save(po);
+    vf_opt_.save(vo);
+    root.write("policy", p);
+    root.write("value", v);
+    root.write("policy_optimizer", po);
+    root.write("value_optimizer", vo);
+    root.write("state", c10::IValue(state.dump()));
+    root.write("shape", c10::IValue(shape()));
+    const std::string tmp = path + ".tmp";
+    try {
+      root.save_to(tmp);
+    } catch (const c10::Error& e) {
+      throw InputError(fmt::format("{}: cannot write the checkpoint: {}", path, e.what_without_backtrace()));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot replace the checkpoint");
+  }
+
+  nlohmann::json load(const std::string& path) override {
+    try {
+      torch::serialize::InputArchive root, p, v, po, vo;
+      root.load_from(path);
+      c10::IValue shape_value, state;
+      root.read("shape", shape_value);
+      if (shape_value.toStringRef() != shape())
+        throw InputError(fmt::format("{}: the checkpoint holds a {} network, this run builds a {} one", path,
+                                     shape_value.toStringRef(), shape()));
+      root.read("policy", p);
+      root.read("value", v);
+      root.read("policy_optimizer", po);
+      root.read("value_optimizer", vo);
+      root.read("state", state);
+      policy_->load(p);
+      value_->load(v);
+      pi_opt_.load(po);
+      vf_opt_.load(vo);
+      return nlohmann::json::parse(state.toStringRef());
+    } catch (const c10::Error& e) {
+      throw InputError(fmt::format("{}: not a readable rltune checkpoint: {}", path, e.what_without_backtrace()));
+    }
+  }
+
+  void export_torchscript(const std::string& path) const override {
+    const PolicyNet net = policy();
+    torch::jit::Module m("RltunePolicy");
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
+      const Dense& d = net.layers[i];
+      m.register_parameter(fmt::format("w{}", i), torch::from_blob(const_cast<float*>(d.weight.data()), {d.out, d.in}).clone(), false);
+      m.register_parameter(fmt::format("b{}", i), torch::from_blob(const_cast<float*>(d.bias.data()), {d.out}).clone(), false);
+    }
+    const std::string head = net.arch == Arch::mlp ? R"(
+        h = torch.relu((torch.matmul(obs, self.w0.t()) + self.b0))
+        h = torch.relu((torch.matmul(h, self.w1.t()) + self.b1))
+        h = torch.relu((torch.matmul(h, self.w2.t()) + self.b2))
+        h = (torch.matmul(h, self.w3.t()) + self.b3).squeeze(-1))"
+                                                   : R"(
+        q = torch.relu((torch.matmul(obs, self.w0.t()) + self.b0))
+        k = torch.relu((torch.matmul(obs, self.w1.t()) + self.b1))
+        v = torch.relu((torch.matmul(obs, self.w2.t()) + self.b2))
+        s = torch.matmul(q, k.transpose(1, 2)).masked_fill(mask.unsqueeze(1).logical_not(), -1e9)
+        h = torch.matmul(torch.softmax(s, 2), v)
+        h = torch.relu((torch.matmul(h, self.w3.t()) + self.b3))
+        h = torch.relu((torch.matmul(h, self.w4.t()) + self.b4))
+        h = (torch.matmul(h, self.w5.t()) + self.b5).squeeze(-1))";
+    m.define(R"(
+    def forward(self, obs: Tensor, mask: Tensor) -> Tensor:
+        mask = mask != 0)" +
+             head + R"(
+        return h.masked_fill(mask.logical_not(), -1e9)
+)");
+    const std::string tmp = path + ".tmp";
+    try {
+      m.save(tmp);
+    } catch (const c10::Error& e) {
+      throw InputError(fmt::format("{}: cannot write the TorchScript module: {}", path, e.what_without_backtrace()));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot replace the file");
+  }
+
+ private:
+  std::string shape() const { return fmt::format("{}/{}", to_string(policy_->arch), features_); }
+
+  int features_;
+  int threads_;
+  PpoOptions options_;
+  Policy policy_;
+  Value value_;
+  mutable torch::optim::Adam pi_opt_, vf_opt_;  // save() is logically const but the API is not
+};
+
+// Our update threads call BLAS at the same time. OpenBLAS's pthread build is safe for that (its serial
+// build is not: it gives wrong, varying results); with one BLAS thread each it does not fight ours.
+int update_threads(int wanted) {
+  using SetThreads = void (*)(int);
+  using GetParallel = int (*)();
+  const auto set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const auto parallel = reinterpret_cast<GetParallel>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  if (set_threads) set_threads(1);
+  if (wanted > 1 && parallel && parallel() == 0) {
+    spdlog::warn("the BLAS in use is OpenBLAS's serial build, which is not safe from several threads: updates use "
+                 "one thread (install libopenblas0-pthread for parallel updates)");
+    return 1;
+  }
+  return wanted;
+}
+
+}  // namespace
+
+std::unique_ptr<Learner> make_ppo_learner(Arch arch, int features, const PpoOptions& options, std::uint64_t seed, int threads) {
+  return std::make_unique<PpoLearner>(arch, features, options, seed, update_threads(threads));
+}
+
+}  // namespace rltune::rl

@@ -1,0 +1,284 @@
+#include "rl/trainer.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "rl/rollout.h"
+
+namespace rltune::rl {
+
+namespace fs = std::filesystem;
+
+nlohmann::json PpoOptions::to_json() const {
+  return {{"clip", clip},   {"gamma", gamma},       {"lambda", lambda},       {"pi_lr", pi_lr},   {"vf_lr", vf_lr},
+          {"pi_iters", pi_iters}, {"vf_iters", vf_iters}, {"target_kl", target_kl}, {"adv_eps", adv_eps}};
+}
+
+nlohmann::json to_json(const TrainOptions& o) {
+  const auto& p = o.env.profile;
+  return {{"arch", to_string(o.arch)},
+          {"features", to_string(o.env.observation.features)},
+          {"window_len", o.env.window_len},
+          {"train_split", o.env.train_split},
+          {"baseline", o.env.baseline},
+          {"score", to_string(o.env.score)},
+          {"placement", p.placement},
+          {"runtime", sim::to_string(o.env.engine.runtime)},
+          {"epochs", o.epochs},
+          {"trajs", o.trajs},
+          {"threads", o.threads},
+          {"seed", o.seed},
+          {"validation_windows", o.validation_windows},
+          {"ppo", o.ppo.to_json()}};
+}
+
+nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoch) {
+  const ObservationOptions& o = env.observation;
+  return {{"format", "rltune-policy"},
+          {"version", 1},
+          {"epoch", epoch},
+          {"baseline", env.baseline},
+          {"score", to_string(env.score)},
+          {"observation",
+           {{"features", to_string(o.features)}, {"wait_scale_s", o.wait_scale_s}, {"size_scale", o.size_scale},
+            {"runtime_scale_s", o.runtime_scale_s}}},
+          {"network", net.to_json()}};
+}
+
+PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) {
+  try {
+    if (j.value("format", "") != "rltune-policy") throw InputError(where + ": not an rltune policy file");
+    PolicyFile f;
+    f.baseline = j.at("baseline").get<std::string>();
+    f.score = j.at("score").get<std::string>();
+    f.epoch = j.at("epoch").get<int>();
+    const auto& o = j.at("observation");
+    f.observation.features = parse_feature_set(o.at("features").get<std::string>());
+    f.observation.wait_scale_s = o.at("wait_scale_s").get<double>();
+    f.observation.size_scale = o.at("size_scale").get<double>();
+    f.observation.runtime_scale_s = o.at("runtime_scale_s").get<double>();
+    f.net = PolicyNet::from_json(j.at("network"));
+    if (f.net.features != feature_count(f.observation.features))
+      throw InputError(where + ": the network's inputs do not match its feature set");
+    return f;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: malformed policy file: {}", where, e.what()));
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    throw InputError(m.starts_with(where) ? m : where + ": " + m);
+  }
+}
+
+PolicyFile load_policy(const std::string& path) {
+  fs::path file = path;
+  if (fs::is_directory(file)) file = fs::exists(file / "best.json") ? file / "best.json" : file / "policy.json";
+  std::ifstream in(file);
+  if (!in) throw InputError(fmt::format("rl:{}: no policy there (expected a training run directory or its policy.json)", path));
+  try {
+    return parse_policy_file(nlohmann::json::parse(in), file.string());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not JSON: {}", file.string(), e.what()));
+  }
+}
+
+namespace {
+
+const char* kProgressHeader =
+    "epoch,mean_return,baseline_score,rl_score,policy_loss,value_loss,kl,entropy,clip_fraction,policy_iters,"
+    "validation_return,best,decisions_per_s,wall_s\n";
+
+std::string progress_csv(const std::vector<EpochRecord>& records) {
+  std::string s = kProgressHeader;
+  for (const auto& r : records)
+    s += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{:.6f},{},{:.0f},{:.2f}\n", r.epoch,
+                     r.mean_return, r.baseline_score, r.rl_score, r.policy_loss, r.value_loss, r.kl, r.entropy,
+                     r.clip_fraction, r.policy_iters, r.validation_return, r.best ? 1 : 0, r.decisions_per_s, r.wall_s);
+  return s;
+}
+
+std::vector<EpochRecord> read_progress(const fs::path& path, int epochs) {
+  std::vector<EpochRecord> records;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return records;
+  while (static_cast<int>(records.size()) < epochs && std::getline(in, line)) {
+    EpochRecord r;
+    char comma;
+    int best = 0;
+    std::istringstream row(line);
+    row >> r.epoch >> comma >> r.mean_return >> comma >> r.baseline_score >> comma >> r.rl_score >> comma >> r.policy_loss >>
+        comma >> r.value_loss >> comma >> r.kl >> comma >> r.entropy >> comma >> r.clip_fraction >> comma >> r.policy_iters >>
+        comma >> r.validation_return >> comma >> best >> comma >> r.decisions_per_s >> comma >> r.wall_s;
+    if (!row) throw InputError(fmt::format("{}: unreadable row '{}'", path.string(), line));
+    r.best = best != 0;
+    records.push_back(r);
+  }
+  return records;
+}
+
+// Keys whose change does not change what a resumed run computes.
+nlohmann::json comparable(nlohmann::json config) {
+  config["options"].erase("epochs");
+  return config;
+}
+
+}  // namespace
+
+std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+                               const TrainOptions& o, Learner& learner, nlohmann::json config) {
+  if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
+    throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
+  const fs::path dir = o.out;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", o.out, ec.message()));
+  config["options"] = to_json(o);
+
+  std::vector<EpochRecord> records;
+  int first_epoch = 0;
+  double best_validation = -std::numeric_limits<double>::infinity();
+  double wall_before = 0;
+  if (o.resume) {
+    if (!fs::exists(dir / "model.pt")) throw InputError(fmt::format("--resume: {} holds no model.pt to resume from", o.out));
+    std::ifstream in(dir / "config.json");
+    nlohmann::json stored;
+    try {
+      stored = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("--resume: {}/config.json is unreadable: {}", o.out, e.what()));
+    }
+    const nlohmann::json patch = nlohmann::json::diff(comparable(stored), comparable(config));
+    if (!patch.empty())
+      throw InputError(fmt::format("--resume: the settings differ from the run in {} (first difference at {}); "
+                                   "resume with the same arguments (only --epochs may change)",
+                                   o.out, patch[0].value("path", "?")));
+    const nlohmann::json state = learner.load((dir / "model.pt").string());
+    first_epoch = state.at("epoch").get<int>();
+    best_validation = state.at("best_validation").get<double>();
+    wall_before = state.at("wall_s").get<double>();
+    records = read_progress(dir / "progress.csv", first_epoch);
+    if (static_cast<int>(records.size()) != first_epoch)
+      throw InputError(fmt::format("--resume: {}/progress.csv has {} rows, model.pt is at epoch {}", o.out, records.size(), first_epoch));
+    spdlog::info("resuming {} at epoch {} of {}", o.out, first_epoch, o.epochs);
+  } else {
+    if (fs::exists(dir / "model.pt"))
+      throw InputError(fmt::format("--out {}: already holds a training run (use --resume to continue it, or another directory)", o.out));
+  }
+  write_file((dir / "config.json").string(), config.dump(2) + "\n");
+
+  // One environment per thread, reused across epochs.
+  std::vector<std::unique_ptr<Env>> envs;
+  for (int t = 0; t < o.threads; ++t) envs.push_back(std::make_unique<Env>(cluster, jobs, o.env));
+  const auto validation_rng = [&](int k) { return Rng(stream_seed(o.seed, std::numeric_limits<std::uint64_t>::max(), static_cast<std::uint64_t>(k))); };
+  if (o.validation_windows > 0) {  // fail now, not after the first epoch, when the split is too small
+    Rng rng = validation_rng(0);
+    envs[0]->reset(rng, Split::validation);
+  }
+
+  // Plays `count` episodes in parallel; episode k uses rng(k).
+  const auto play_all = [&](int count, const PolicyNet& net, Split split, bool greedy, const auto& rng_of) {
+    std::vector<Episode> episodes(static_cast<std::size_t>(count));
+    std::atomic<int> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    const auto work = [&](Env& env) {
+      try {
+        for (int k = next++; k < count; k = next++) {
+          Rng rng = rng_of(k);
+          episodes[static_cast<std::size_t>(k)] = play(env, net, rng, split, greedy, !greedy);
+        }
+      } catch (...) {
+        const std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = count;
+      }
+    };
+    {
+      std::vector<std::jthread> pool;
+      for (int t = 1; t < o.threads; ++t) pool.emplace_back(work, std::ref(*envs[static_cast<std::size_t>(t)]));
+      work(*envs[0]);
+    }
+    if (failure) std::rethrow_exception(failure);
+    return episodes;
+  };
+
+  Progress progress(fmt::format("train {}", o.out), std::max(1, o.epochs - first_epoch));
+  const auto run_start = std::chrono::steady_clock::now();
+  for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
+    const PolicyNet net = learner.policy();
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto episodes = play_all(o.trajs, net, Split::train, false, [&](int k) {
+      return Rng(stream_seed(o.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(k)));
+    });
+    const double rollout_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    EpochRecord r;
+    r.epoch = epoch + 1;
+    Batch batch;
+    batch.features = episodes.front().features;
+    std::size_t decisions = 0;
+    for (const auto& e : episodes) {
+      batch.append(e);
+      decisions += e.decisions();
+      r.mean_return += e.reward / o.trajs;
+      r.baseline_score += e.baseline_score / o.trajs;
+      r.rl_score += e.agent_score / o.trajs;
+    }
+    r.decisions_per_s = static_cast<double>(decisions) / std::max(rollout_s, 1e-9);
+    const UpdateStats u = learner.update(batch);
+    batch = Batch{};
+    r.policy_loss = u.policy_loss;
+    r.value_loss = u.value_loss;
+    r.kl = u.kl;
+    r.entropy = u.entropy;
+    r.clip_fraction = u.clip_fraction;
+    r.policy_iters = u.policy_iters;
+
+    const PolicyNet updated = learner.policy();
+    if (o.validation_windows > 0) {
+      for (const auto& e : play_all(o.validation_windows, updated, Split::validation, true, validation_rng))
+        r.validation_return += e.reward / o.validation_windows;
+    } else {
+      r.validation_return = r.mean_return;
+    }
+    r.best = r.validation_return > best_validation;
+    if (r.best) best_validation = r.validation_return;
+    r.wall_s = wall_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    records.push_back(r);
+
+    // Files first, model.pt last: a run killed in between resumes from the previous epoch and redoes
+    // this one identically.
+    const nlohmann::json policy_json = policy_file(updated, o.env, r.epoch);
+    write_file((dir / "policy.json").string(), policy_json.dump() + "\n");
+    const nlohmann::json state = {{"epoch", r.epoch}, {"best_validation", best_validation}, {"wall_s", r.wall_s}};
+    if (r.best) {
+      write_file((dir / "best.json").string(), policy_json.dump() + "\n");
+      learner.save((dir / "best.pt").string(), state);
+    }
+    write_file((dir / "progress.csv").string(), progress_csv(records));
+    learner.save((dir / "model.pt").string(), state);
+
+    const std::string message =
+        fmt::format("epoch {}/{} return {:+.3f} validation {:+.3f} (best {:+.3f}) {} {:.4g} vs {} {:.4g} {:.0f} decisions/s", r.epoch,
+                    o.epochs, r.mean_return, r.validation_return, best_validation, to_string(o.env.score), r.rl_score,
+                    o.env.baseline, r.baseline_score, r.decisions_per_s);
+    if (o.progress) progress.update(r.epoch - first_epoch, message);
+    spdlog::debug("{}", message);
+  }
+  if (o.progress) progress.finish(records.empty() ? "" : fmt::format("best validation return {:+.3f}", best_validation));
+  return records;
+}
+
+}  // namespace rltune::rl

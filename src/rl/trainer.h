@@ -1,0 +1,70 @@
+#pragma once
+// The training loop (torch-free): each epoch plays `trajs` episodes on training windows in parallel
+// threads with the current policy, updates the learner, scores the greedy policy on fixed validation
+// windows, and checkpoints atomically into the run directory:
+//   config.json   the run's settings (checked on --resume: a resumed run must use the same ones)
+//   model.pt      policy, value and optimiser state after the last epoch (+ the loop's own state)
+//   policy.json   the last policy's weights for the torch-free forward pass (`rl:DIR`)
+//   best.pt, best.json  the same for the epoch with the best validation return
+//   progress.csv  one row per epoch
+// Every trajectory draws from its own seeded stream, so a run is identical whatever the thread count
+// (the update's float sums may depend on torch's thread count, which --threads also sets).
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "rl/env.h"
+#include "rl/learner.h"
+#include "trace/job_spec.h"
+
+namespace rltune::rl {
+
+struct TrainOptions {
+  EnvOptions env;
+  Arch arch = Arch::mlp;
+  PpoOptions ppo;
+  int epochs = 100;
+  int trajs = 100;
+  int threads = 1;
+  std::uint64_t seed = 0;
+  int validation_windows = 10;
+  std::string out;  // run directory
+  bool resume = false;
+  bool progress = true;  // progress bar / lines on stderr
+};
+
+struct EpochRecord {
+  int epoch = 0;  // 1-based
+  double mean_return = 0, baseline_score = 0, rl_score = 0;
+  double policy_loss = 0, value_loss = 0, kl = 0, entropy = 0, clip_fraction = 0;
+  int policy_iters = 0;
+  double validation_return = 0;
+  bool best = false;
+  double decisions_per_s = 0, wall_s = 0;  // timing: the only columns that vary between identical runs
+};
+
+// The contents of policy.json / best.json: the weights and everything needed to observe as in training.
+nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoch);
+struct PolicyFile {
+  PolicyNet net;
+  std::string baseline;
+  ObservationOptions observation;
+  std::string score;
+  int epoch = 0;
+};
+PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where);  // InputError when malformed
+// Loads DIR/best.json (else DIR/policy.json), or the file itself when `path` is a file.
+PolicyFile load_policy(const std::string& path);
+
+// `config` = the caller's description of the run (cluster, trace, options), written into config.json
+// with the options above. Returns every epoch's record, including those of a resumed run.
+std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+                               const TrainOptions& options, Learner& learner, nlohmann::json config);
+
+// The run configuration as JSON (what config.json holds besides the caller's part).
+nlohmann::json to_json(const TrainOptions& options);
+
+}  // namespace rltune::rl

@@ -1,0 +1,247 @@
+// The torch-free side of learning: the policy's forward pass and its file format, sampling that never
+// picks a masked slot, GAE against hand-computed values, the `rl` policy in the simulator reproducing the
+// environment's episode exactly, and rollouts that do not depend on the thread count.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "helpers.h"
+#include "policy/registry.h"
+#include "rl/rl_policy.h"
+#include "rl/rollout.h"
+#include "rl/trainer.h"
+#include "workload/generator.h"
+
+namespace rltune::rl {
+namespace {
+
+using rltune::testing::TempDir;
+
+struct Workload {
+  cluster::ClusterSpec cluster = cluster::load_cluster("helios");
+  trace::Trace trace;
+  Workload() {
+    policy::register_builtins();
+    register_rl_policy();
+    trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 3000, .load = 0.95, .seed = 5});
+  }
+};
+
+// Weights drawn uniformly in [-1, 1] from `seed`.
+PolicyNet random_net(Arch arch, int features, std::uint64_t seed) {
+  PolicyNet net = PolicyNet::shaped(arch, features);
+  Rng rng(seed);
+  for (Dense& d : net.layers) {
+    for (float& w : d.weight) w = static_cast<float>(2 * rng.uniform() - 1);
+    for (float& b : d.bias) b = static_cast<float>(0.2 * rng.uniform() - 0.1);
+  }
+  return net;
+}
+
+// An observation with `visible` jobs of simple features.
+Observation observation(int visible, int features) {
+  Observation o;
+  o.features = features;
+  o.visible = visible;
+  for (int s = 0; s < kSlots; ++s) {
+    o.mask[static_cast<std::size_t>(s)] = s < visible;
+    o.jobs[static_cast<std::size_t>(s)] = s < visible ? s : -1;
+    for (int f = 0; f < features; ++f)
+      o.values[static_cast<std::size_t>(s * features + f)] = s < visible ? static_cast<float>((s * 7 + f * 3) % 10) / 10 : 1.0f;
+  }
+  return o;
+}
+
+TEST(PolicyNet, MlpMatchesAHandComputedForwardPass) {
+  // One path: every layer passes the first input through (weights 1 on the first input, 0 elsewhere),
+  // biases add 0.5 per layer: logit = relu(relu(relu(x0 + .5) + .5) + .5) + .5 = x0 + 2.
+  PolicyNet net = PolicyNet::shaped(Arch::mlp, kFeatures);
+  for (Dense& d : net.layers) {
+    for (int o = 0; o < d.out; ++o) d.weight[static_cast<std::size_t>(o * d.in)] = 1;
+    std::fill(d.bias.begin(), d.bias.end(), 0.5f);
+  }
+  const Observation o = observation(3, kFeatures);
+  std::array<float, kSlots> l;
+  net.logits(o, l);
+  for (int s = 0; s < 3; ++s) EXPECT_FLOAT_EQ(l[static_cast<std::size_t>(s)], o.values[static_cast<std::size_t>(s * kFeatures)] + 2);
+  for (int s = 3; s < kSlots; ++s) EXPECT_TRUE(std::isinf(l[static_cast<std::size_t>(s)]) && l[static_cast<std::size_t>(s)] < 0);
+}
+
+TEST(PolicyNet, SamplingNeverPicksAMaskedSlotAndFollowsTheSoftmax) {
+  for (const Arch arch : {Arch::mlp, Arch::attention}) {
+    const PolicyNet net = random_net(arch, kFeatures, 11);
+    const Observation o = observation(5, kFeatures);
+    std::array<float, kSlots> l;
+    net.logits(o, l);
+    double total = 0;
+    for (int s = 0; s < 5; ++s) total += std::exp(static_cast<double>(l[static_cast<std::size_t>(s)]));
+    std::array<int, kSlots> counts{};
+    Rng rng(3);
+    constexpr int kDraws = 20000;
+    for (int i = 0; i < kDraws; ++i) {
+      double lp = 0;
+      const int s = net.sample(o, rng, lp);
+      ASSERT_TRUE(s >= 0 && s < 5) << "masked slot " << s;
+      EXPECT_NEAR(lp, l[static_cast<std::size_t>(s)] - std::log(total), 1e-4);
+      ++counts[static_cast<std::size_t>(s)];
+    }
+    for (int s = 0; s < 5; ++s)
+      EXPECT_NEAR(counts[static_cast<std::size_t>(s)] / static_cast<double>(kDraws),
+                  std::exp(static_cast<double>(l[static_cast<std::size_t>(s)])) / total, 0.015);
+    EXPECT_EQ(net.argmax(o), static_cast<int>(std::max_element(l.begin(), l.begin() + 5) - l.begin()));
+  }
+}
+
+TEST(PolicyNet, AttentionIgnoresPaddingSlots) {
+  const PolicyNet net = random_net(Arch::attention, kFeatures, 5);
+  Observation a = observation(4, kFeatures), b = a;
+  for (std::size_t i = 4 * kFeatures; i < b.values.size(); ++i) b.values[i] = 0.123f;  // different padding
+  std::array<float, kSlots> la, lb;
+  net.logits(a, la);
+  net.logits(b, lb);
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(la[static_cast<std::size_t>(s)], lb[static_cast<std::size_t>(s)]);
+}
+
+TEST(PolicyNet, FileRoundTripIsExactAndBadFilesAreRefused) {
+  for (const Arch arch : {Arch::mlp, Arch::attention}) {
+    const PolicyNet net = random_net(arch, kExtendedFeatures, 2);
+    EnvOptions env;
+    env.observation.features = FeatureSet::extended;
+    const PolicyFile back = parse_policy_file(nlohmann::json::parse(policy_file(net, env, 7).dump()), "p.json");
+    EXPECT_EQ(back.net.arch, arch);
+    EXPECT_EQ(back.epoch, 7);
+    EXPECT_EQ(back.observation.features, FeatureSet::extended);
+    ASSERT_EQ(back.net.layers.size(), net.layers.size());
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
+      EXPECT_EQ(back.net.layers[i].weight, net.layers[i].weight);
+      EXPECT_EQ(back.net.layers[i].bias, net.layers[i].bias);
+    }
+  }
+  EnvOptions env;
+  nlohmann::json j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j["network"]["layers"][1]["weight"].erase(0);
+  EXPECT_THROW(parse_policy_file(j, "p.json"), InputError);
+  j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j["observation"]["features"] = "extended";  // 7 inputs but 10 features
+  EXPECT_THROW(parse_policy_file(j, "p.json"), InputError);
+  EXPECT_THROW(parse_policy_file(nlohmann::json::object(), "p.json"), InputError);
+  EXPECT_THROW(load_policy("/nonexistent/run"), InputError);
+}
+
+TEST(Gae, MatchesHandComputedValues) {
+  // Three steps, reward 1 at the end, gamma 1, lambda 0.5:
+  // deltas: d0 = 0 + V1 - V0 = -0.3, d1 = 0 + V2 - V1 = -0.1, d2 = 1 + 0 - V2 = 0.9
+  // adv2 = 0.9, adv1 = -0.1 + 0.5 * 0.9 = 0.35, adv0 = -0.3 + 0.5 * 0.35 = -0.125; returns all 1.
+  const std::vector<float> v{0.5f, 0.2f, 0.1f};
+  std::vector<float> adv(3), ret(3);
+  gae(v, 1.0, 1.0, 0.5, adv, ret);
+  EXPECT_NEAR(adv[0], -0.125, 1e-6);
+  EXPECT_NEAR(adv[1], 0.35, 1e-6);
+  EXPECT_NEAR(adv[2], 0.9, 1e-6);
+  for (const float r : ret) EXPECT_FLOAT_EQ(r, 1.0f);
+  // gamma 0.9, lambda 1: returns discount the terminal reward; adv0 = 0.81 R - V0.
+  gae(v, 2.0, 0.9, 1.0, adv, ret);
+  EXPECT_NEAR(ret[0], 2 * 0.81, 1e-6);
+  EXPECT_NEAR(ret[1], 2 * 0.9, 1e-6);
+  EXPECT_NEAR(ret[2], 2.0, 1e-6);
+  EXPECT_NEAR(adv[0], 2 * 0.81 - 0.5, 1e-6);
+  std::vector<float> x{1, 2, 3, 4};
+  normalize(x, 0);
+  EXPECT_NEAR(x[0], -1.3416408, 1e-6);  // (1 - 2.5) / sqrt(1.25)
+  EXPECT_NEAR(x[0] + x[1] + x[2] + x[3], 0, 1e-6);
+  std::vector<float> same{2, 2};
+  normalize(same, 1e-8);  // zero spread: the epsilon keeps it finite
+  EXPECT_EQ(same, (std::vector<float>{0, 0}));
+}
+
+TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
+  const Workload s;
+  for (const FeatureSet features : {FeatureSet::paper, FeatureSet::extended}) {
+    EnvOptions o;
+    o.observation.features = features;
+    Env env(s.cluster, s.trace.jobs, o);
+    const PolicyNet net = random_net(Arch::mlp, feature_count(features), 17);
+    Rng rng(1);
+    const Episode e = play(env, net, rng, Split::train, /*greedy=*/true, /*record=*/false);
+    EXPECT_NE(e.agent_score, e.baseline_score);  // random weights: not the baseline's order
+
+    PolicyFile file = parse_policy_file(policy_file(net, o, 1), "p.json");
+    policy::ProfileOptions p;
+    p.priority = "rl";
+    policy::ProfileScheduler scheduler(p, make_rl_policy(file, p.priority_options), policy::make_placement(p));
+    sim::Engine engine(s.cluster, std::span(s.trace.jobs).subspan(e.window_start, 256), o.engine);
+    engine.run(scheduler);
+    EXPECT_DOUBLE_EQ(score(engine, Score::bsld), e.agent_score) << to_string(features);
+  }
+}
+
+TEST(Observation, ExtendedFeaturesStayInRange) {
+  const Workload s;
+  EnvOptions o;
+  o.observation.features = FeatureSet::extended;
+  Env env(s.cluster, s.trace.jobs, o);
+  Rng rng(4);
+  const Observation* obs = &env.reset(rng, Split::train);
+  int decisions = 0;
+  for (bool done = false; !done && decisions < 2000; ++decisions) {
+    ASSERT_EQ(obs->features, kExtendedFeatures);
+    for (int slot = 0; slot < obs->visible; ++slot)
+      for (int f = 0; f < kExtendedFeatures; ++f) {
+        const float v = obs->values[static_cast<std::size_t>(slot * kExtendedFeatures + f)];
+        ASSERT_TRUE(v >= 0 && v < 1) << "feature " << f << " = " << v;
+      }
+    done = env.step(0).done;
+    obs = &env.observation();
+  }
+  EXPECT_GT(decisions, 100);
+}
+
+// A learner that records what it is given and changes the weights a little each update.
+class RecordingLearner final : public Learner {
+ public:
+  std::vector<std::vector<int>> actions;
+  PolicyNet net = random_net(Arch::mlp, kFeatures, 9);
+  UpdateStats update(const Batch& b) override {
+    actions.push_back(b.actions);
+    net.layers[0].weight[0] += 0.5f;
+    return {};
+  }
+  PolicyNet policy() const override { return net; }
+  void set_policy(const PolicyNet& n) override { net = n; }
+  void save(const std::string& path, const nlohmann::json& state) const override { write_file(path, state.dump()); }
+  nlohmann::json load(const std::string& path) override {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  }
+  void export_torchscript(const std::string&) const override {}
+};
+
+TEST(Trainer, RolloutsDoNotDependOnTheThreadCount) {
+  const Workload s;
+  std::vector<std::vector<std::vector<int>>> runs;
+  for (const int threads : {1, 2}) {
+    TempDir dir;
+    TrainOptions o;
+    o.env.window_len = 64;
+    o.epochs = 2;
+    o.trajs = 5;
+    o.threads = threads;
+    o.validation_windows = 2;
+    o.progress = false;
+    o.out = dir.path;
+    RecordingLearner learner;
+    const auto records = train(s.cluster, s.trace.jobs, o, learner, {});
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir.path) / "best.json"));
+    runs.push_back(learner.actions);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0][0].size(), 5u * 64);  // one decision starts one job: every job of every window, once
+}
+
+}  // namespace
+}  // namespace rltune::rl
