@@ -18,7 +18,7 @@ for cluster in helios philly alibaba; do
     "$RLTUNE" train --cluster "$cluster" --baseline fcfs --score bsld --features "$features" \
       --epochs "$EPOCHS" --trajs "$TRAJS" --threads 2 --seed 1 --quiet --out "$out"
     mkdir -p "$out/evaluation"
-    "$RLTUNE" evaluate --model "$out" --cluster "$cluster" --seed 1 --windows 50 --window-len 256 --split test \
+    "$RLTUNE" evaluate --model "$out" --cluster "$cluster" --seed 1 --sample-jobs 20000 --windows 50 --window-len 256 --split test \
       --out "$out/evaluation" > "$out/evaluation/table.txt"
     rm -f "$out/model.pt.tmp" "$out/best.pt.tmp"
   done

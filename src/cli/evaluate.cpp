@@ -137,11 +137,14 @@ int run_evaluate(const EvaluateArgs& a) {
 
 Command add_evaluate(CLI::App& app) {
   auto args = std::make_shared<EvaluateArgs>();
+  args->trace.sample_jobs = 20000;  // the same default workload as `rltune train`
   CLI::App* sub = app.add_subcommand("evaluate", "Compare a trained model with heuristics on the same held-out windows");
   sub->add_option("--model", args->model, "Training run directory (its best.json) or a policy .json file")->required();
   sub->add_option("--cluster", args->cluster, "Cluster preset (" + cluster::preset_names() + ") or YAML file")
       ->capture_default_str();
   args->trace.add_options(*sub);
+  sub->get_option("--seed")->description("Seed of the windows (and of --sample) and of the generated workload: "
+                                         "use the training run's seed to evaluate on its workload");
   args->profile.add_options(*sub);
   sub->add_option("--baselines", args->baselines, "Heuristic priority policies to compare, comma-separated")
       ->capture_default_str();

@@ -74,10 +74,11 @@ Command add_train(CLI::App& app) {
   sub->add_option("--cluster", args->cluster, "Cluster preset (" + cluster::preset_names() + ") or YAML file")
       ->capture_default_str();
   args->trace.add_options(*sub);
+  sub->get_option("--seed")->description("Seed of training (initial weights, windows, actions) and of the generated workload");
   args->profile.add_options(*sub);
   rl::TrainOptions& o = args->options;
   sub->add_option("--out", o.out, "Run directory (checkpoints, progress.csv, config.json)")->required();
-  sub->add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint (same arguments; --epochs may grow)");
+  sub->add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint (same arguments; --epochs and --threads may change)");
   sub->add_option("--baseline", args->baseline, "Heuristic the reward compares against; also orders the observed queue")
       ->capture_default_str();
   sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")->capture_default_str();

@@ -128,9 +128,11 @@ std::vector<EpochRecord> read_progress(const fs::path& path, int epochs) {
   return records;
 }
 
-// Keys whose change does not change what a resumed run computes.
+// Keys whose change does not change what a resumed run computes (the result does not depend on the
+// thread count).
 nlohmann::json comparable(nlohmann::json config) {
   config["options"].erase("epochs");
+  config["options"].erase("threads");
   return config;
 }
 
@@ -162,7 +164,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     const nlohmann::json patch = nlohmann::json::diff(comparable(stored), comparable(config));
     if (!patch.empty())
       throw InputError(fmt::format("--resume: the settings differ from the run in {} (first difference at {}); "
-                                   "resume with the same arguments (only --epochs may change)",
+                                   "resume with the same arguments (only --epochs and --threads may change)",
                                    o.out, patch[0].value("path", "?")));
     const nlohmann::json state = learner.load((dir / "model.pt").string());
     first_epoch = state.at("epoch").get<int>();
