@@ -8,7 +8,8 @@ ASAN_BUILD ?= build/asan
 .PHONY: run test deps build build-asan bench clean
 
 run: build
-	./$(BUILD)/rltune simulate --cluster helios --policy fcfs,sjf,f1 --blocking pool
+	./$(BUILD)/rltune simulate --cluster helios --seed 2 --blocking pool \
+	  --policy fcfs,sjf,f1,rl:models/helios-fcfs-bsld-extended,rl:models/helios-fcfs-bsld-extended@milp
 
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

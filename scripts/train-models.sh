@@ -1,25 +1,37 @@
 #!/bin/sh
 # Trains the models shipped under models/ and evaluates each on held-out test windows.
-# Usage: scripts/train-models.sh [BUILD_DIR]   (default build/release; about 8 minutes per model on 2 cores)
+# Usage: scripts/train-models.sh [BUILD_DIR] [CLUSTER...]   (default build/release, all three presets;
+# about 8 to 12 minutes per model on 2 cores)
 # Each model: PPO against FCFS on average bounded slowdown, on the preset's generated workload (20,000
-# jobs at offered load 0.9, seed 1); evaluation: 50 windows of 256 jobs from the test split (the last 15%
-# of the jobs, never trained on), every heuristic on the same windows.
+# jobs, seed 1) at an offered load whose windows are contended (see models/README.md); evaluation: 50
+# windows from the test split (the last 15% of the jobs, never trained on), every heuristic on the same
+# windows.
 set -eu
 BUILD=${1:-build/release}
+[ $# -gt 0 ] && shift
+CLUSTERS=${*:-helios philly alibaba}
 RLTUNE="$BUILD/rltune"
 EPOCHS=${EPOCHS:-30}
-TRAJS=${TRAJS:-60}
-for cluster in helios philly alibaba; do
+for cluster in $CLUSTERS; do
+  # cluster: offered load of the generated workload, jobs per window, trajectories per epoch
+  case $cluster in
+    helios) load=0.9; window=256; trajs=60 ;;
+    philly) load=8; window=256; trajs=60 ;;
+    alibaba) load=4; window=1024; trajs=15 ;;
+    *) echo "unknown cluster $cluster" >&2; exit 2 ;;
+  esac
+  workload="--cluster $cluster --sample-jobs 20000 --sample-load $load --seed 1 --window-len $window"
   for features in paper extended; do
     name="$cluster-fcfs-bsld"
     [ "$features" = extended ] && name="$name-extended"
     out="models/$name"
     rm -rf "$out"
-    "$RLTUNE" train --cluster "$cluster" --baseline fcfs --score bsld --features "$features" \
-      --epochs "$EPOCHS" --trajs "$TRAJS" --threads 2 --seed 1 --quiet --out "$out"
+    # shellcheck disable=SC2086
+    "$RLTUNE" train $workload --baseline fcfs --score bsld --features "$features" \
+      --epochs "$EPOCHS" --trajs "$trajs" --threads 2 --quiet --out "$out"
     mkdir -p "$out/evaluation"
-    "$RLTUNE" evaluate --model "$out" --cluster "$cluster" --seed 1 --sample-jobs 20000 --windows 50 --window-len 256 --split test \
-      --out "$out/evaluation" > "$out/evaluation/table.txt"
-    rm -f "$out/model.pt.tmp" "$out/best.pt.tmp"
+    # shellcheck disable=SC2086
+    "$RLTUNE" evaluate --model "$out" $workload --windows 50 --split test --out "$out/evaluation" \
+      > "$out/evaluation/table.txt"
   done
 done

@@ -163,5 +163,10 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "needs a model" -- simulate --policy rl
 fi
 
+# The shipped model runs in the embedded default (make run) without LibTorch.
+MODELS="$(dirname "$0")/../models"
+expect 0 "rl:.*helios-fcfs-bsld-extended/milp .* 300 " -- simulate --cluster helios --seed 2 --blocking pool --sample-jobs 300 \
+  --policy fcfs,rl:"$MODELS/helios-fcfs-bsld-extended",rl:"$MODELS/helios-fcfs-bsld-extended@milp"
+
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit $((failures > 0))
