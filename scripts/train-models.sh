@@ -11,13 +11,12 @@ BUILD=${1:-build/release}
 [ $# -gt 0 ] && shift
 CLUSTERS=${*:-helios philly alibaba}
 RLTUNE="$BUILD/rltune"
-EPOCHS=${EPOCHS:-30}
 for cluster in $CLUSTERS; do
-  # cluster: offered load of the generated workload, jobs per window, trajectories per epoch
+  # cluster: offered load of the generated workload, jobs per window, trajectories per epoch, epochs
   case $cluster in
-    helios) load=0.9; window=256; trajs=60 ;;
-    philly) load=8; window=256; trajs=60 ;;
-    alibaba) load=4; window=1024; trajs=15 ;;
+    helios) load=0.9; window=256; trajs=60; epochs=30 ;;
+    philly) load=8; window=256; trajs=60; epochs=25 ;;
+    alibaba) load=4; window=1024; trajs=15; epochs=25 ;;
     *) echo "unknown cluster $cluster" >&2; exit 2 ;;
   esac
   workload="--cluster $cluster --sample-jobs 20000 --sample-load $load --seed 1 --window-len $window"
@@ -28,7 +27,7 @@ for cluster in $CLUSTERS; do
     rm -rf "$out"
     # shellcheck disable=SC2086
     "$RLTUNE" train $workload --baseline fcfs --score bsld --features "$features" \
-      --epochs "$EPOCHS" --trajs "$trajs" --threads 2 --quiet --out "$out"
+      --epochs "$epochs" --trajs "$trajs" --threads 2 --quiet --out "$out"
     mkdir -p "$out/evaluation"
     # shellcheck disable=SC2086
     "$RLTUNE" evaluate --model "$out" $workload --windows 50 --split test --out "$out/evaluation" \
