@@ -154,6 +154,10 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   grep -q '"avg_bsld_pct"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks avg_bsld_pct"
   expect 0 "rl:" -- simulate --policy fcfs,rl:"$TMP/run" --sample-jobs 300
   expect 0 "rl:" -- simulate --policy rl:"$TMP/run/policy.json" --sample-jobs 300 --blocking pool --backfill
+  expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
+    --validation-windows 1 --pi-iters 2 --vf-iters 2 --blocking pool --quiet --out "$TMP/run-pool"
+  grep -q '"blocking": "pool"' "$TMP/run-pool/config.json" || fail "config.json lacks the blocking mode"
+  expect 2 "backfill is not supported" -- train --cluster helios --backfill --out "$TMP/run-bf"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios

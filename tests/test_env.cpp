@@ -44,6 +44,26 @@ TEST(Env, FollowingTheBaselineOrderGivesTheBaselineSchedule) {
   }
 }
 
+TEST(Env, PoolBlockingMasksBlockedPoolsAndReproducesFcfsWithPoolBlocking) {
+  const Workload s;
+  EnvOptions o;
+  o.profile.blocking = policy::Blocking::pool;
+  Env env(s.cluster, s.trace.jobs, o);
+  bool saw_masked = false;
+  const auto first_open = [&](const Env& e) {
+    const Observation& obs = e.observation();
+    for (int k = 0; k < obs.visible; ++k) {
+      if (obs.mask[static_cast<std::size_t>(k)]) return k;
+      saw_masked = true;  // a queued job whose pools are blocked is not a legal pick
+    }
+    return -1;
+  };
+  const double reward = episode(env, 100, first_open);
+  EXPECT_EQ(reward, 0.0);
+  EXPECT_EQ(env.agent_score(), env.baseline_score());
+  EXPECT_TRUE(saw_masked);
+}
+
 TEST(Env, ShortestFirstBeatsFcfsOnBoundedSlowdown) {
   const Workload s;
   EnvOptions o;  // baseline fcfs, score bsld

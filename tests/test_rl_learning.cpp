@@ -93,6 +93,15 @@ TEST(PolicyNet, SamplingNeverPicksAMaskedSlotAndFollowsTheSoftmax) {
       EXPECT_NEAR(counts[static_cast<std::size_t>(s)] / static_cast<double>(kDraws),
                   std::exp(static_cast<double>(l[static_cast<std::size_t>(s)])) / total, 0.015);
     EXPECT_EQ(net.argmax(o), static_cast<int>(std::max_element(l.begin(), l.begin() + 5) - l.begin()));
+    // A visible job whose pools are blocked is masked: never drawn, never the argmax.
+    Observation blocked = o;
+    const int top = net.argmax(o);
+    blocked.mask[static_cast<std::size_t>(top)] = 0;
+    for (int i = 0; i < 2000; ++i) {
+      double lp = 0;
+      ASSERT_NE(net.sample(blocked, rng, lp), top);
+    }
+    EXPECT_NE(net.argmax(blocked), top);
   }
 }
 
@@ -160,9 +169,12 @@ TEST(Gae, MatchesHandComputedValues) {
 
 TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
   const Workload s;
-  for (const FeatureSet features : {FeatureSet::paper, FeatureSet::extended}) {
+  for (const auto& [features, blocking] : {std::pair{FeatureSet::paper, policy::Blocking::global},
+                                           std::pair{FeatureSet::extended, policy::Blocking::global},
+                                           std::pair{FeatureSet::paper, policy::Blocking::pool}}) {
     EnvOptions o;
     o.observation.features = features;
+    o.profile.blocking = blocking;
     Env env(s.cluster, s.trace.jobs, o);
     const PolicyNet net = random_net(Arch::mlp, feature_count(features), 17);
     Rng rng(1);
@@ -170,12 +182,12 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     EXPECT_NE(e.agent_score, e.baseline_score);  // random weights: not the baseline's order
 
     PolicyFile file = parse_policy_file(policy_file(net, o, 1), "p.json");
-    policy::ProfileOptions p;
+    policy::ProfileOptions p = o.profile;
     p.priority = "rl";
     policy::ProfileScheduler scheduler(p, make_rl_policy(file, p.priority_options), policy::make_placement(p));
     sim::Engine engine(s.cluster, std::span(s.trace.jobs).subspan(e.window_start, 256), o.engine);
     engine.run(scheduler);
-    EXPECT_DOUBLE_EQ(score(engine, Score::bsld), e.agent_score) << to_string(features);
+    EXPECT_DOUBLE_EQ(score(engine, Score::bsld), e.agent_score) << to_string(features) << " " << policy::to_string(blocking);
   }
 }
 

@@ -38,10 +38,8 @@ int run_train(TrainArgs& a) {
   o.arch = a.attention ? rl::Arch::attention : rl::Arch::mlp;
   o.seed = a.trace.sample_seed;
   o.progress = !a.quiet;
-  if (a.profile.blocking != "global" || a.profile.backfill)
-    throw InputError("train: the environment uses global blocking without backfilling (the reference's); "
-                     "--blocking pool and --backfill are not supported for training yet");
-
+  if (a.profile.backfill)
+    throw InputError("train: --backfill is not supported for training yet (the environment has no backfilling)");
   report::Json config;
   config["command"] = "train";
   config["cluster"] = cluster.source;

@@ -117,31 +117,78 @@ const Observation& Env::reset_at(std::size_t start) {
   baseline_score_ = score(reference, options_.score);
   engine_ = std::make_unique<sim::Engine>(cluster_, window, options_.engine);
   order_->reset();
+  committed_ = -1;
+  unblock();
   agent_score_ = 0;
   RLTUNE_CHECK(next_decision(), "a window has at least one job to decide");
   return observation_;
 }
 
-bool Env::next_decision() {
-  if (engine_->queue().empty() && !engine_->advance()) return false;
-  observe(*engine_, order_->order(*engine_), observation_, options_.observation);
+void Env::unblock() { blocked_.assign(cluster_.pools.size(), 0); }
+
+void Env::block(JobIndex j) {
+  if (options_.profile.blocking == policy::Blocking::global) std::fill(blocked_.begin(), blocked_.end(), 1);
+  else
+    for (const PoolId p : engine_->job(j).eligible) blocked_[static_cast<std::size_t>(p)] = 1;
+}
+
+bool Env::try_start(JobIndex j) {
+  const sim::SimJob& job = engine_->job(j);
+  pools_.clear();
+  for (const PoolId p : job.eligible)
+    if (!blocked_[static_cast<std::size_t>(p)]) pools_.push_back(p);
+  if (pools_.empty()) return false;
+  const policy::PlaceResult r = placement_->place(engine_->cluster(), job.spec->gpus, pools_);
+  if (r.status != policy::PlaceStatus::placed) return false;
+  const std::string problem = engine_->start(j, r.placement);
+  RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
+  unblock();  // a start begins a new pass over the queue, as in the simulator
   return true;
+}
+
+bool Env::next_decision() {
+  for (;;) {
+    if (engine_->queue().empty()) {
+      if (!engine_->advance()) return false;
+      unblock();
+      continue;
+    }
+    // The committed job goes first; if it does not fit, it blocks (every pool, or its own).
+    if (committed_ >= 0 && engine_->job(committed_).state == sim::JobState::queued) {
+      if (try_start(committed_)) {
+        committed_ = -1;
+        continue;
+      }
+      block(committed_);
+    }
+    observe(*engine_, order_->order(*engine_), observation_, options_.observation);
+    bool open = false;
+    for (int s = 0; s < observation_.visible; ++s) {
+      const JobIndex j = observation_.jobs[static_cast<std::size_t>(s)];
+      bool any = false;
+      for (const PoolId p : engine_->job(j).eligible) any = any || !blocked_[static_cast<std::size_t>(p)];
+      observation_.mask[static_cast<std::size_t>(s)] = any;
+      open = open || any;
+    }
+    if (open) return true;
+    // Nothing can start before the next event.
+    RLTUNE_CHECK(engine_->advance(), "a queued job always has an event to wait for");
+    unblock();
+  }
 }
 
 Env::Step Env::step(int slot) {
   RLTUNE_CHECK(slot >= 0 && slot < kSlots && observation_.mask[static_cast<std::size_t>(slot)] == 1,
                fmt::format("action {} is a masked slot", slot));
   const JobIndex j = observation_.jobs[static_cast<std::size_t>(slot)];
-  const sim::SimJob& job = engine_->job(j);
-  policy::PlaceResult r = placement_->place(engine_->cluster(), job.spec->gpus, job.eligible);
-  // The chosen job is a commitment (SPEC 3.4): when it does not fit, nothing else starts and time moves
-  // on, event by event, until it fits. So one decision starts one job.
-  while (r.status != policy::PlaceStatus::placed) {
-    RLTUNE_CHECK(engine_->advance(), "a queued job always has an event to wait for");
-    r = placement_->place(engine_->cluster(), job.spec->gpus, job.eligible);
+  // A job that does not fit now is a commitment (SPEC 3.4) unless one is pending: it starts first as
+  // soon as it fits, and meanwhile blocks every pool (global) or its own (pool).
+  if (!try_start(j)) {
+    if (committed_ < 0 || engine_->job(committed_).state != sim::JobState::queued) committed_ = j;
+    block(j);
+  } else if (committed_ == j) {
+    committed_ = -1;
   }
-  const std::string problem = engine_->start(j, r.placement);
-  RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
   if (next_decision()) return {};
   agent_score_ = score(*engine_, options_.score);
   const double base = baseline_score_, rl = agent_score_;

@@ -1,8 +1,10 @@
 #pragma once
 // The episode environment the learner drives (issue 5): an episode is a window of jobs; at every decision
 // point the agent picks one queued job (a slot of the observation). The pick is a commitment, as in the
-// reference (SPEC 3.4): if the job fits it starts now; if not, nothing else starts and time moves on,
-// event by event, until it fits and starts. So every decision starts one job. Under FCFS (whose order
+// reference (SPEC 3.4): if the job fits it starts now; if not, it starts first as soon as it fits and
+// meanwhile blocks, as the simulator's --blocking says, every pool (global: nothing else starts, time
+// moves on event by event) or only its own (pool: the agent keeps picking among jobs of other pools;
+// jobs with no open pool are masked). The `rl` policy does the same in the simulator. Under FCFS (whose order
 // never changes while a job waits) an agent that always takes slot 0 reproduces the baseline's schedule
 // exactly; under orders that arrivals can change (sjf...) the baseline may switch to a newly arrived job
 // while the agent stays committed. The episode ends when every job has ended. The reward is terminal:
@@ -74,8 +76,13 @@ class Env {
   std::size_t window_start() const { return window_start_; }
 
  private:
-  // Advances to the next decision point with queued jobs and refreshes the observation; false when done.
+  // Advances to the next decision point with a job that may start and refreshes the observation (jobs
+  // whose pools are all blocked are masked); false when done.
   bool next_decision();
+  // Starts `j` in one of its unblocked pools if it fits now.
+  bool try_start(JobIndex j);
+  void block(JobIndex j);
+  void unblock();
 
   const cluster::ClusterSpec& cluster_;
   std::span<const trace::JobSpec> jobs_;
@@ -85,6 +92,9 @@ class Env {
   std::unique_ptr<sim::Engine> engine_;
   Observation observation_;
   std::size_t window_start_ = 0;
+  JobIndex committed_ = -1;   // the job the agent chose that has not started yet
+  std::vector<char> blocked_;  // per pool, since the last start or event
+  std::vector<PoolId> pools_;
   double baseline_score_ = 0, agent_score_ = 0;
 };
 

@@ -68,6 +68,8 @@ void PolicyNet::logits(const Observation& obs, std::span<float> out) const {
     const Matrix q = apply(layers[0], x, true), k = apply(layers[1], x, true), v = apply(layers[2], x, true);
     next = 3;
     Matrix a = q * k.transpose();  // n x n: only visible keys, so padding never gets attention
+    for (int c = 0; c < n; ++c)     // nor do masked jobs (as in the learner)
+      if (!obs.mask[static_cast<std::size_t>(c)]) a.col(c).setConstant(-std::numeric_limits<float>::infinity());
     for (int r = 0; r < n; ++r) {
       const float m = a.row(r).maxCoeff();
       a.row(r) = (a.row(r).array() - m).exp();
@@ -78,7 +80,8 @@ void PolicyNet::logits(const Observation& obs, std::span<float> out) const {
   h = apply(layers[next], h, true);
   h = apply(layers[next + 1], h, true);
   h = apply(layers[next + 2], h, false);
-  for (int s = 0; s < n; ++s) out[static_cast<std::size_t>(s)] = h(s, 0);
+  for (int s = 0; s < n; ++s)
+    if (obs.mask[static_cast<std::size_t>(s)]) out[static_cast<std::size_t>(s)] = h(s, 0);
 }
 
 int PolicyNet::argmax(const Observation& obs) const {
@@ -98,7 +101,8 @@ int PolicyNet::sample(const Observation& obs, Rng& rng, double& log_prob) const 
   for (int s = 0; s < n; ++s) total += std::exp(l[static_cast<std::size_t>(s)] - top);
   const double u = rng.uniform() * total;
   double cumulative = 0;
-  int chosen = n - 1;
+  int chosen = n - 1;  // rounding fallback: the last unmasked slot
+  while (chosen > 0 && !obs.mask[static_cast<std::size_t>(chosen)]) --chosen;
   for (int s = 0; s < n; ++s) {
     cumulative += std::exp(l[static_cast<std::size_t>(s)] - top);
     if (u < cumulative) {

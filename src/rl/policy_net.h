@@ -38,7 +38,8 @@ struct PolicyNet {
 
   // The layer shapes of `arch` with zero weights.
   static PolicyNet shaped(Arch arch, int features);
-  // Logits of the visible slots in out[0, visible); out[visible, kSlots) = -infinity (masked).
+  // Logits of the unmasked visible slots in out[0, visible); masked slots get -infinity. At least one
+  // visible slot must be unmasked for sample() and argmax().
   void logits(const Observation& obs, std::span<float> out) const;
   // The highest-logit visible slot (lowest slot on ties); -1 when none is visible.
   int argmax(const Observation& obs) const;
