@@ -1,8 +1,10 @@
 // `rltune train` and `rltune export` (run by rltune-train, the only program linked with LibTorch).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -68,6 +70,8 @@ int run_train(TrainArgs& a) {
 Command add_train(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   args->trace.sample_jobs = 20000;  // training windows need a long trace; evaluate uses the same default
+  // Every core by default: the model does not depend on the thread count.
+  args->options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   CLI::App* sub = app.add_subcommand("train", "Train a PPO policy that picks the next job (SPEC section 6)");
   sub->add_option("--cluster", args->cluster, "Cluster preset (" + cluster::preset_names() + ") or YAML file")
       ->capture_default_str();
@@ -85,7 +89,7 @@ Command add_train(CLI::App& app) {
   sub->add_flag("--attention", args->attention, "Self-attention policy instead of the per-slot MLP");
   sub->add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
-  sub->add_option("--threads", o.threads, "Rollout worker threads (and torch threads for updates)")->capture_default_str();
+  sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
   sub->add_option("--window-len", o.env.window_len, "Jobs per episode")->capture_default_str();
   sub->add_option("--train-split", o.env.train_split, "Share of the trace (by job index) that training windows come from")
       ->capture_default_str();
