@@ -13,16 +13,17 @@ CLUSTERS=${*:-helios philly alibaba}
 RLTUNE="$BUILD/rltune"
 for cluster in $CLUSTERS; do
   # cluster: offered load of the generated workload, jobs per window, trajectories per epoch, epochs
+  # of the paper-feature and of the extended model
   case $cluster in
-    helios) load=0.9; window=256; trajs=60; epochs=30 ;;
-    philly) load=8; window=256; trajs=60; epochs=25 ;;
-    alibaba) load=4; window=1024; trajs=15; epochs=25 ;;
+    helios) load=0.9; window=256; trajs=60; epochs=30; epochs_extended=60 ;;
+    philly) load=8; window=256; trajs=60; epochs=25; epochs_extended=25 ;;
+    alibaba) load=4; window=1024; trajs=15; epochs=25; epochs_extended=25 ;;
     *) echo "unknown cluster $cluster" >&2; exit 2 ;;
   esac
   workload="--cluster $cluster --sample-jobs 20000 --sample-load $load --seed 1 --window-len $window"
   for features in paper extended; do
     name="$cluster-fcfs-bsld"
-    [ "$features" = extended ] && name="$name-extended"
+    [ "$features" = extended ] && name="$name-extended" && epochs=$epochs_extended
     out="models/$name"
     rm -rf "$out"
     # shellcheck disable=SC2086
