@@ -3,6 +3,7 @@
 // exactly; runs are deterministic, whatever the thread count; the TorchScript export computes the same
 // logits; and a few epochs of training beat FCFS on a workload where the better order is learnable
 // from the paper's features.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
@@ -219,7 +220,7 @@ TEST(Torch, AFewEpochsLearnToBeatFcfs) {
   for (int i = 0; i < 3000; ++i) {
     t += static_cast<Seconds>(rng.exponential(400));
     const bool big = rng.uniform() < 0.2;
-    jobs.push_back(testing::job("j" + std::to_string(i), t, big ? 7200 : 300, big ? 8 : 1));
+    jobs.push_back(testing::job(fmt::format("j{}", i), t, big ? 7200 : 300, big ? 8 : 1));
   }
   policy::register_builtins();
   TempDir dir;
