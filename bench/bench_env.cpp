@@ -15,10 +15,31 @@ namespace {
 
 using namespace rltune;
 
+// The helios preset and a generated Helios-like workload of 20,000 jobs at offered load 0.9, built once.
+struct Helios {
+  cluster::ClusterSpec cluster = cluster::load_cluster("helios");
+  trace::Trace trace;
+  Helios() {
+    policy::register_builtins();
+    trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 20000, .load = 0.9, .seed = 1});
+  }
+};
+const Helios& helios() {
+  static const Helios h;
+  return h;
+}
+
+// The paper's MLP (or the attention net) with random weights scaled like Glorot's.
+rl::PolicyNet random_net(rl::Arch arch) {
+  rl::PolicyNet net = rl::PolicyNet::shaped(arch, rl::kFeatures);
+  Rng rng(1);
+  for (rl::Dense& d : net.layers)
+    for (float& w : d.weight) w = static_cast<float>((2 * rng.uniform() - 1) / std::sqrt(d.in));
+  return net;
+}
+
 void BM_EnvEpisode256(benchmark::State& state) {
-  policy::register_builtins();
-  const auto cluster = cluster::load_cluster("helios");
-  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 20000, .load = 0.9, .seed = 1});
+  const auto& [cluster, trace] = helios();
   rl::Env env(cluster, trace.jobs, {});
   Rng rng(1);
   std::size_t decisions = 0;
@@ -31,9 +52,7 @@ void BM_EnvEpisode256(benchmark::State& state) {
 BENCHMARK(BM_EnvEpisode256)->Unit(benchmark::kMillisecond);
 
 void BM_Observe(benchmark::State& state) {
-  policy::register_builtins();
-  const auto cluster = cluster::load_cluster("helios");
-  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 20000, .load = 0.9, .seed = 1});
+  const auto& [cluster, trace] = helios();
   rl::Env env(cluster, trace.jobs, {});
   env.reset_at(1000);
   for (int i = 0; i < 100; ++i) env.step(0);  // a queue that has built up
@@ -50,16 +69,11 @@ BENCHMARK(BM_Observe)->Unit(benchmark::kMicrosecond);
 // Policy inference on the hot path: the torch-free forward pass over a loaded queue (paper features, MLP
 // and attention), Glorot-like random weights.
 void BM_PolicyLogits(benchmark::State& state) {
-  policy::register_builtins();
-  const auto cluster = cluster::load_cluster("helios");
-  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 20000, .load = 0.9, .seed = 1});
+  const auto& [cluster, trace] = helios();
   rl::Env env(cluster, trace.jobs, {});
   env.reset_at(1000);
   for (int i = 0; i < 100; ++i) env.step(0);
-  rl::PolicyNet net = rl::PolicyNet::shaped(state.range(0) == 0 ? rl::Arch::mlp : rl::Arch::attention, rl::kFeatures);
-  Rng rng(1);
-  for (rl::Dense& d : net.layers)
-    for (float& w : d.weight) w = static_cast<float>((2 * rng.uniform() - 1) / std::sqrt(d.in));
+  const rl::PolicyNet net = random_net(state.range(0) == 0 ? rl::Arch::mlp : rl::Arch::attention);
   std::array<float, rl::kSlots> logits;
   for (auto _ : state) {
     net.logits(env.observation(), logits);
@@ -72,16 +86,11 @@ BENCHMARK(BM_PolicyLogits)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 // Rollouts as training plays them: sampled actions from the policy, whole 256-job episodes, one
 // environment per thread (state.range(0) threads); items/s = decisions per second over all threads.
 void BM_Rollouts(benchmark::State& state) {
-  policy::register_builtins();
-  const auto cluster = cluster::load_cluster("helios");
-  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 20000, .load = 0.9, .seed = 1});
+  const auto& [cluster, trace] = helios();
   const int threads = static_cast<int>(state.range(0));
   std::vector<std::unique_ptr<rl::Env>> envs;
   for (int t = 0; t < threads; ++t) envs.push_back(std::make_unique<rl::Env>(cluster, trace.jobs, rl::EnvOptions{}));
-  rl::PolicyNet net = rl::PolicyNet::shaped(rl::Arch::mlp, rl::kFeatures);
-  Rng init(1);
-  for (rl::Dense& d : net.layers)
-    for (float& w : d.weight) w = static_cast<float>((2 * init.uniform() - 1) / std::sqrt(d.in));
+  const rl::PolicyNet net = random_net(rl::Arch::mlp);
   std::size_t decisions = 0;
   for (auto _ : state) {
     std::vector<std::size_t> counts(static_cast<std::size_t>(threads));

@@ -15,6 +15,7 @@
 #include "policy/registry.h"
 #include "sim/engine.h"
 #include "trace/job_spec.h"
+#include "workload/generator.h"
 
 namespace rltune::testing {
 
@@ -30,6 +31,17 @@ struct TempFile {
     std::ofstream(path) << text;
   }
   ~TempFile() { std::filesystem::remove(path); }
+};
+
+// A workload generated like a preset's family on that preset, with the built-in policies registered.
+struct GeneratedWorkload {
+  cluster::ClusterSpec cluster;
+  trace::Trace trace;
+  GeneratedWorkload(const std::string& preset, int jobs, double load, std::uint64_t seed)
+      : cluster(cluster::load_cluster(preset)) {
+    policy::register_builtins();
+    trace = workload::generate(workload::load_model(preset), cluster, {.jobs = jobs, .load = load, .seed = seed});
+  }
 };
 
 // A fresh empty directory per test (and per `tag`), removed afterwards.

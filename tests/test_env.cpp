@@ -10,13 +10,8 @@
 namespace rltune::rl {
 namespace {
 
-struct Workload {
-  cluster::ClusterSpec cluster = cluster::load_cluster("helios");
-  trace::Trace trace;
-  Workload() {
-    policy::register_builtins();
-    trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 2000, .load = 0.95, .seed = 3});
-  }
+struct Workload : testing::GeneratedWorkload {
+  Workload() : GeneratedWorkload("helios", 2000, 0.95, 3) {}
 };
 
 // Runs one episode choosing slots with `pick`; returns the terminal reward.

@@ -21,14 +21,9 @@ namespace {
 
 using rltune::testing::TempDir;
 
-struct Workload {
-  cluster::ClusterSpec cluster = cluster::load_cluster("helios");
-  trace::Trace trace;
-  Workload() {
-    policy::register_builtins();
-    register_rl_policy();
-    trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 3000, .load = 0.95, .seed = 5});
-  }
+// The helios workload of these tests, with the `rl` policy registered.
+struct Workload : testing::GeneratedWorkload {
+  Workload() : GeneratedWorkload("helios", 3000, 0.95, 5) { register_rl_policy(); }
 };
 
 // Weights drawn uniformly in [-1, 1] from `seed`.

@@ -33,13 +33,8 @@ std::string slurp(const fs::path& path) {
   return s.str();
 }
 
-struct Workload {
-  cluster::ClusterSpec cluster = cluster::load_cluster("helios");
-  trace::Trace trace;
-  Workload() {
-    policy::register_builtins();
-    trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 3000, .load = 0.95, .seed = 5});
-  }
+struct Workload : testing::GeneratedWorkload {
+  Workload() : GeneratedWorkload("helios", 3000, 0.95, 5) {}
 };
 
 // Observations of real decisions (paper or extended features).

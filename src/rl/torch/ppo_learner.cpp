@@ -151,6 +151,18 @@ void in_parallel(std::vector<Shard>& shards, int threads, const F& f) {
     if (failure) std::rethrow_exception(failure);
 }
 
+// Writes with `save(temporary path)`, then renames, so a killed run never leaves half a file.
+template <typename Save>
+void save_atomically(const std::string& path, const char* what, const Save& save) {
+  const std::string tmp = path + ".tmp";
+  try {
+    save(tmp);
+  } catch (const c10::Error& e) {
+    throw InputError(fmt::format("{}: cannot write the {}: {}", path, what, e.what_without_backtrace()));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(fmt::format("{}: cannot replace the {}", path, what));
+}
+
 // Sums the shards' gradients in shard order and takes one optimiser step.
 void step(torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& params, const std::vector<Shard>& shards) {
   torch::NoGradGuard no_grad;
@@ -287,13 +299,7 @@ class PpoLearner final : public Learner {
     root.write("value_optimizer", vo);
     root.write("state", c10::IValue(state.dump()));
     root.write("shape", c10::IValue(shape()));
-    const std::string tmp = path + ".tmp";
-    try {
-      root.save_to(tmp);
-    } catch (const c10::Error& e) {
-      throw InputError(fmt::format("{}: cannot write the checkpoint: {}", path, e.what_without_backtrace()));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot replace the checkpoint");
+    save_atomically(path, "checkpoint", [&](const std::string& tmp) { root.save_to(tmp); });
   }
 
   nlohmann::json load(const std::string& path) override {
@@ -348,13 +354,7 @@ class PpoLearner final : public Learner {
              head + R"(
         return h.masked_fill(mask.logical_not(), -1e9)
 )");
-    const std::string tmp = path + ".tmp";
-    try {
-      m.save(tmp);
-    } catch (const c10::Error& e) {
-      throw InputError(fmt::format("{}: cannot write the TorchScript module: {}", path, e.what_without_backtrace()));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot replace the file");
+    save_atomically(path, "TorchScript module", [&](const std::string& tmp) { m.save(tmp); });
   }
 
  private:
