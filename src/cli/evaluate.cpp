@@ -44,14 +44,10 @@ int run_evaluate(const EvaluateArgs& a) {
   if (!(a.train_split > 0 && a.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
   const auto [first, last] = rl::split_range(trace.jobs.size(), a.train_split, split);
   const auto len = static_cast<std::size_t>(a.window_len);
-  if (last - first < len)
-    throw InputError(fmt::format("--split {}: it holds {} jobs of the trace's {}, fewer than --window-len {}", a.split,
-                                 last - first, trace.jobs.size(), len));
   // Windows drawn as the training environment draws them, from the seed.
   Rng rng(a.trace.sample_seed);
   std::vector<std::size_t> starts;
-  for (int w = 0; w < a.windows; ++w)
-    starts.push_back(first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len))));
+  for (int w = 0; w < a.windows; ++w) starts.push_back(rl::draw_window(rng, trace.jobs.size(), a.train_split, split, len));
 
   struct Entry {
     std::string name;

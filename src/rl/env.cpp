@@ -95,12 +95,16 @@ std::pair<std::size_t, std::size_t> split_range(std::size_t n, double train_spli
   return {0, 0};
 }
 
-const Observation& Env::reset(Rng& rng, Split split) {
-  const auto [first, last] = split_range(jobs_.size(), options_.train_split, split);
-  const auto len = static_cast<std::size_t>(options_.window_len);
+std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len) {
+  const auto [first, last] = split_range(jobs, train_split, split);
   if (last - first < len)
-    throw InputError(fmt::format("the {} split holds {} jobs, fewer than --window-len {}", to_string(split), last - first, len));
-  return reset_at(first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len))));
+    throw InputError(fmt::format("the {} split holds {} of the trace's {} jobs, fewer than --window-len {}", to_string(split),
+                                 last - first, jobs, len));
+  return first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len)));
+}
+
+const Observation& Env::reset(Rng& rng, Split split) {
+  return reset_at(draw_window(rng, jobs_.size(), options_.train_split, split, static_cast<std::size_t>(options_.window_len)));
 }
 
 const Observation& Env::reset_at(std::size_t start) {
