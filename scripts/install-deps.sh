@@ -3,7 +3,7 @@
 # they add hundreds of MB). Needs root, or sudo when available.
 set -eu
 PACKAGES="g++ make cmake pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
-libglpk-dev libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev libopenblas0-pthread libeigen3-dev"
+libglpk-dev libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev libopenblas0-pthread libeigen3-dev gnuplot-nox"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -167,6 +167,34 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "needs a model" -- simulate --policy rl
 fi
 
+# experiment and report: a small config with a shipped model, outputs, resume, bad configs, the report.
+cat > "$TMP/exp.yaml" <<YAML
+name: cli
+windows: {count: 3, length: 64, split: test}
+policies: [fcfs, sjf, "rl:$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld"]
+workloads:
+  - cluster: helios
+    trace: {generate: {jobs: 2000}}
+YAML
+expect 0 "9 runs \(0 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --jobs 2 --quiet
+for f in runs.csv timings.csv summary.csv summary.md cdf.csv timeseries.csv config.json; do
+  [ -s "$TMP/exp/$f" ] || fail "experiment did not write $f"
+done
+[ "$(grep -c ',completed,' "$TMP/exp/runs.csv")" -eq 9 ] || fail "runs.csv should hold 9 completed runs"
+grep -q "Improvement over fcfs" "$TMP/exp/summary.md" || fail "summary.md lacks the improvement table"
+expect 2 "already holds an experiment" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet
+expect 0 "9 runs \(9 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
+printf 'policies: [fcfs]\nworkloads:\n  - cluster: helios\n    trace: {generate: {jobs: 10}, colour: red}\n' > "$TMP/bad-exp.yaml"
+expect 2 "bad-exp.yaml:4: field 'workloads\[0\].trace.colour'" -- experiment --config "$TMP/bad-exp.yaml" --out "$TMP/x"
+printf 'policies: [fcfs, magic]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n' > "$TMP/bad-exp2.yaml"
+expect 2 "bad-exp2.yaml:1: field 'policies\[1\]'.*unknown priority policy 'magic'" -- experiment --config "$TMP/bad-exp2.yaml" --out "$TMP/x"
+expect 2 "cannot open the experiment config" -- experiment --config "$TMP/none.yaml" --out "$TMP/x"
+if command -v gnuplot >/dev/null; then
+  expect 0 "wrote .*report.html" -- report "$TMP/exp"
+  grep -q "<svg\|data:image/svg" "$TMP/exp/report.html" || fail "report.html has no figure"
+fi
+expect 2 "not an experiment folder" -- report "$TMP"
+
 # The shipped model runs in the embedded default (make run) without LibTorch.
 MODELS="$(dirname "$0")/../models"
 expect 0 "rl:.*helios-fcfs-bsld-extended/milp .* 300 " -- simulate --cluster helios --seed 2 --blocking pool --sample-jobs 300 \

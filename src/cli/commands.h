@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cluster/cluster_spec.h"
+#include "experiment/runner.h"
 #include "metrics/metrics.h"
 #include "policy/profile.h"
 #include "report/outputs.h"
@@ -74,10 +75,7 @@ struct ProfileArgs {
 // "a,b" "c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::vector<std::string>& items);
 
-// Runs `scheduler` on `jobs` and measures it, with this window's share of its placement statistics.
-metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
-                               const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
-                               const std::string& label);
+using experiment::run_window;
 
 // Parses and runs one of the commands `adds` registers; returns the exit code.
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds);
@@ -86,6 +84,8 @@ Command add_simulate(CLI::App& app);
 Command add_train(CLI::App& app);   // rltune-train only
 Command add_export(CLI::App& app);  // rltune-train only
 Command add_evaluate(CLI::App& app);
+Command add_experiment(CLI::App& app);
+Command add_report(CLI::App& app);
 Command add_trace_stats(CLI::App& app);
 Command add_policies(CLI::App& app);
 Command add_generate(CLI::App& app);

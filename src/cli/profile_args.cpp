@@ -111,21 +111,4 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
   return out;
 }
 
-metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
-                               const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
-                               const std::string& label) {
-  sim::Engine engine(cluster, jobs, engine_options);
-  const policy::PlacementStats* stats = scheduler.placement().stats();
-  const policy::PlacementStats before = stats ? policy::PlacementStats{stats->solves, stats->fallbacks, {}} : policy::PlacementStats{};
-  const std::size_t first_us = stats ? stats->solve_us.size() : 0;
-  metrics::RunMetrics run = metrics::run_and_measure(engine, scheduler, label);
-  if (stats) {  // this window's share of the scheduler's running totals
-    run.has_placement_stats = true;
-    run.placement_solves = stats->solves - before.solves;
-    run.placement_fallbacks = stats->fallbacks - before.fallbacks;
-    run.placement_us.assign(stats->solve_us.begin() + static_cast<std::ptrdiff_t>(first_us), stats->solve_us.end());
-  }
-  return run;
-}
-
 }  // namespace rltune::cli

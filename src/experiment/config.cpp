@@ -1,0 +1,371 @@
+#include "experiment/config.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/yaml_check.h"
+#include "core/error.h"
+#include "policy/registry.h"
+#include "workload/model.h"
+
+namespace rltune::experiment {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Parser {
+  YamlCheck check;
+  fs::path folder;  // of the config file: relative paths start here
+
+  std::string where(const YAML::Node& node) const {
+    return node.Mark().line >= 0 ? fmt::format("{}:{}", check.source, node.Mark().line + 1) : check.source;
+  }
+  std::string path(const YAML::Node& node, const std::string& key) const {
+    const std::string p = check.text(node, key);
+    if (p.empty()) check.fail(node, key, "must not be empty");
+    return fs::path(p).is_absolute() ? p : (folder / p).lexically_normal().string();
+  }
+  bool boolean(const YAML::Node& node, const std::string& key) const {
+    try {
+      return node.as<bool>();
+    } catch (const YAML::Exception&) {
+      check.fail(node, key, "must be true or false");
+    }
+  }
+  std::vector<YAML::Node> list(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) check.fail(node, key, "must be a list");
+    return {node.begin(), node.end()};
+  }
+
+  // Profile settings shared by `defaults` and each policy entry; `p` starts from the defaults.
+  void profile_settings(const YAML::Node& map, const std::string& key, policy::ProfileOptions& p,
+                        sim::RuntimeKnowledge& runtime) const {
+    for (const auto& kv : map) {
+      const auto k = kv.first.as<std::string>();
+      const YAML::Node& v = kv.second;
+      const std::string at = key + "." + k;
+      try {
+        if (k == "placement") p.placement = check.text(v, at);
+        else if (k == "blocking") p.blocking = policy::parse_blocking(check.text(v, at));
+        else if (k == "backfill") p.backfill = boolean(v, at);
+        else if (k == "runtime") runtime = sim::parse_runtime_knowledge(check.text(v, at));
+        else if (k == "milp") milp(v, at, p.milp);
+        else if (k == "multifactor") multifactor(v, at, p.priority_options.multifactor);
+      } catch (const InputError& e) {
+        if (std::string(e.what()).starts_with(check.source)) throw;
+        check.fail(v, at, e.what());
+      }
+    }
+  }
+  void milp(const YAML::Node& map, const std::string& key, policy::MilpOptions& m) const {
+    check.only_keys(map, key, {"model", "alpha", "beta", "gamma", "delta", "waste", "lookahead", "extra_nodes",
+                               "node_limit", "time_limit_ms"});
+    // The model's defaults first, so that weights given here override them whatever the key order.
+    if (map["model"]) {
+      const policy::MilpOptions base = policy::MilpOptions::for_model(check.text(map["model"], key + ".model"));
+      m.model = base.model;
+      m.alpha = base.alpha, m.beta = base.beta, m.gamma = base.gamma, m.delta = base.delta, m.waste = base.waste;
+    }
+    const std::pair<const char*, double*> weights[] = {
+        {"alpha", &m.alpha}, {"beta", &m.beta}, {"gamma", &m.gamma}, {"delta", &m.delta}, {"waste", &m.waste}};
+    for (const auto& [name, value] : weights)
+      if (map[name]) *value = check.number(map[name], key + "." + name, -1e9, 1e9);
+    if (map["lookahead"]) m.lookahead = static_cast<int>(check.integer(map["lookahead"], key + ".lookahead", 0, 1000));
+    if (map["extra_nodes"]) m.extra_nodes = static_cast<int>(check.integer(map["extra_nodes"], key + ".extra_nodes", 0, 1000));
+    if (map["node_limit"]) m.node_limit = check.integer(map["node_limit"], key + ".node_limit", 1, 1'000'000'000);
+    if (map["time_limit_ms"]) m.time_limit_ms = check.number(map["time_limit_ms"], key + ".time_limit_ms", 0.001, 1e7);
+    policy::validate(m);
+  }
+  void multifactor(const YAML::Node& map, const std::string& key, policy::MultifactorOptions& mf) const {
+    check.only_keys(map, key, {"age_weight", "size_weight", "max_age_s", "favor_small"});
+    if (map["age_weight"]) mf.age_weight = check.number(map["age_weight"], key + ".age_weight", -1e12, 1e12);
+    if (map["size_weight"]) mf.size_weight = check.number(map["size_weight"], key + ".size_weight", -1e12, 1e12);
+    if (map["max_age_s"]) mf.max_age_s = check.number(map["max_age_s"], key + ".max_age_s", 1e-9, 1e12);
+    if (map["favor_small"]) mf.favor_small = boolean(map["favor_small"], key + ".favor_small");
+  }
+
+  // "NAME", "NAME@PLACEMENT", "rl:MODEL" or a map {name, priority, placement, ...}.
+  PolicySpec policy_entry(const YAML::Node& node, const std::string& key, const PolicySpec& defaults) const {
+    PolicySpec s = defaults;
+    s.where = where(node);
+    std::string priority, label;
+    if (node.IsScalar()) {
+      priority = node.as<std::string>();
+      const auto at = priority.rfind('@');
+      if (at != std::string::npos) {
+        s.profile.placement = priority.substr(at + 1);
+        priority = priority.substr(0, at);
+      }
+    } else {
+      check.only_keys(node, key, {"name", "priority", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"});
+      if (!node["priority"]) check.fail(node, key, "needs a priority (e.g. fcfs, sjf, rl:MODEL)");
+      priority = check.text(node["priority"], key + ".priority");
+      if (node["name"]) label = check.text(node["name"], key + ".name");
+      profile_settings(node, key, s.profile, s.runtime);
+    }
+    if (priority.empty()) check.fail(node, key, "names no policy");
+    // The model path is relative to the config file, like every other path. The label names the model
+    // by its folder (or file) name, so outputs do not depend on where the config lives.
+    std::string shown = priority;
+    if (priority.starts_with("rl:")) {
+      const fs::path model = fs::path(priority.substr(3)).lexically_normal();
+      if (model.empty()) check.fail(node, key, "rl needs a model: rl:DIR");
+      const fs::path name = model.has_filename() ? model.filename() : model.parent_path().filename();
+      shown = "rl:" + name.stem().string();
+      priority = "rl:" + (model.is_absolute() ? model : (folder / model).lexically_normal()).string();
+    }
+    s.profile.priority = priority;
+    if (label.empty()) {
+      policy::ProfileOptions named = s.profile;
+      named.priority = shown;
+      label = named.name();
+    }
+    s.label = label;
+    try {
+      policy::make_profile(s.profile);  // unknown names, missing models: fail before any run
+    } catch (const InputError& e) {
+      check.fail(node, key, e.what());
+    }
+    return s;
+  }
+
+  void windows(const YAML::Node& w, const std::string& key, WindowSpec& out) const {
+    out.where = where(w);
+    check.only_keys(w, key, {"count", "length", "split", "train_split"});
+    if (w["count"]) out.count = static_cast<int>(check.integer(w["count"], key + ".count", 1, 1'000'000));
+    if (w["length"]) out.length = static_cast<int>(check.integer(w["length"], key + ".length", 1, 100'000'000));
+    if (w["split"]) {
+      try {
+        out.split = rl::parse_split(check.text(w["split"], key + ".split"));
+      } catch (const InputError& e) {
+        check.fail(w["split"], key + ".split", e.what());
+      }
+    }
+    if (w["train_split"]) out.train_split = check.number(w["train_split"], key + ".train_split", 1e-9, 1 - 1e-9);
+  }
+
+  TraceSource trace_source(const YAML::Node& node, const std::string& key, std::uint64_t seed,
+                           const std::string& cluster_label) const {
+    check.only_keys(node, key, {"name", "generate", "files", "format", "vc_column", "gpu_type_column", "duration_source",
+                                "gpus_per_proc", "pai_task_table", "skip_invalid"});
+    TraceSource t;
+    t.seed = seed;
+    t.read.seed = seed;
+    if (node["generate"] && node["files"]) check.fail(node, key, "give either generate or files, not both");
+    if (node["generate"]) {
+      const YAML::Node& g = node["generate"];
+      const std::string gk = key + ".generate";
+      check.only_keys(g, gk, {"like", "jobs", "load", "seed"});
+      if (g["like"]) {
+        t.like = check.text(g["like"], gk + ".like");
+        const auto families = workload::family_names();
+        if (std::find(families.begin(), families.end(), t.like) == families.end()) t.like = path(g["like"], gk + ".like");
+      }
+      if (g["jobs"]) t.jobs = static_cast<int>(check.integer(g["jobs"], gk + ".jobs", 1, 10'000'000));
+      if (g["load"]) t.load = check.number(g["load"], gk + ".load", 0.01, 100);
+      if (g["seed"]) t.seed = static_cast<std::uint64_t>(check.integer(g["seed"], gk + ".seed", 0, INT64_MAX));
+      t.label = "generated-" + (t.like.empty() ? cluster_label : fs::path(t.like).stem().string());
+      for (const char* k : {"format", "vc_column", "gpu_type_column", "duration_source", "gpus_per_proc", "pai_task_table",
+                            "skip_invalid"})
+        if (node[k]) check.fail(node[k], key + "." + k, "applies to trace files, not to a generated workload");
+    } else if (node["files"]) {
+      const YAML::Node& f = node["files"];
+      if (f.IsScalar()) t.files.push_back(path(f, key + ".files"));
+      else
+        for (std::size_t i = 0; i < f.size(); ++i) t.files.push_back(path(f[i], fmt::format("{}.files[{}]", key, i)));
+      if (t.files.empty()) check.fail(f, key + ".files", "lists no file");
+      t.label = fs::path(t.files.front()).stem().string();
+      auto& r = t.read;
+      if (node["format"]) r.format = check.text(node["format"], key + ".format");
+      if (node["vc_column"]) r.vc_column = static_cast<int>(check.integer(node["vc_column"], key + ".vc_column", -1, 19));
+      if (node["gpu_type_column"])
+        r.gpu_type_column = static_cast<int>(check.integer(node["gpu_type_column"], key + ".gpu_type_column", -1, 19));
+      if (node["duration_source"]) r.duration_source = path(node["duration_source"], key + ".duration_source");
+      if (node["gpus_per_proc"]) r.gpus_per_proc = check.number(node["gpus_per_proc"], key + ".gpus_per_proc", 0.001, 1024);
+      if (node["pai_task_table"]) {
+        r.pai_task_table = path(node["pai_task_table"], key + ".pai_task_table");
+        if (r.format == "auto") r.format = "pai";
+      }
+      if (node["skip_invalid"]) r.skip_invalid = boolean(node["skip_invalid"], key + ".skip_invalid");
+      bool known = r.format == "auto";
+      for (const auto& reader : trace::readers()) known = known || reader.name == r.format;
+      if (!known) check.fail(node["format"], key + ".format", "unknown trace format '" + r.format + "'");
+    } else {
+      check.fail(node, key, "needs generate: {...} or files: [...]");
+    }
+    if (node["name"]) t.label = check.text(node["name"], key + ".name");
+    return t;
+  }
+};
+
+Json trace_json(const TraceSource& t) {
+  Json j;
+  j["name"] = t.label;
+  if (t.files.empty()) {
+    j["generate"] = {{"like", t.like}, {"jobs", t.jobs}, {"load", t.load}, {"seed", t.seed}};
+  } else {
+    j["files"] = t.files;
+    j["format"] = t.read.format;
+    j["vc_column"] = t.read.vc_column;
+    j["gpu_type_column"] = t.read.gpu_type_column;
+    j["duration_source"] = t.read.duration_source;
+    j["gpus_per_proc"] = t.read.gpus_per_proc;
+    j["pai_task_table"] = t.read.pai_task_table;
+    j["skip_invalid"] = t.read.skip_invalid;
+    j["seed"] = t.read.seed;
+  }
+  return j;
+}
+
+Json windows_json(const WindowSpec& w) {
+  return {{"count", w.count}, {"length", w.length}, {"split", rl::to_string(w.split)}, {"train_split", w.train_split}};
+}
+
+Json policy_json(const PolicySpec& s) {
+  const policy::ProfileOptions& p = s.profile;
+  Json j{{"name", s.label},
+         {"priority", p.priority},
+         {"placement", p.placement},
+         {"blocking", policy::to_string(p.blocking)},
+         {"backfill", p.backfill},
+         {"runtime", sim::to_string(s.runtime)}};
+  if (p.placement == "milp")
+    j["milp"] = {{"model", p.milp.model},         {"alpha", p.milp.alpha},         {"beta", p.milp.beta},
+                 {"gamma", p.milp.gamma},         {"delta", p.milp.delta},         {"waste", p.milp.waste},
+                 {"lookahead", p.milp.lookahead}, {"extra_nodes", p.milp.extra_nodes}, {"node_limit", p.milp.node_limit},
+                 {"time_limit_ms", p.milp.time_limit_ms}};
+  const auto& mf = p.priority_options.multifactor;
+  if (p.priority == "multifactor")
+    j["multifactor"] = {{"age_weight", mf.age_weight}, {"size_weight", mf.size_weight}, {"max_age_s", mf.max_age_s},
+                        {"favor_small", mf.favor_small}};
+  return j;
+}
+
+bool is_file_name(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml, const std::string& file) {
+  Config c;
+  c.source = file;
+  Parser p{YamlCheck{c.source}, fs::path(file).parent_path()};
+  const YamlCheck& check = p.check;
+  const YAML::Node root = check.load(yaml);
+  if (!root || root.IsNull()) throw InputError(file + ": the config is empty");
+  check.only_keys(root, "", {"name", "description", "seed", "windows", "defaults", "policies", "baselines", "workloads",
+                             "timeseries_windows", "bootstrap"});
+  c.name = root["name"] ? check.text(root["name"], "name") : fs::path(file).stem().string();
+  if (root["description"]) c.description = check.text(root["description"], "description");
+  if (root["seed"]) c.seed = static_cast<std::uint64_t>(check.integer(root["seed"], "seed", 0, INT64_MAX));
+  if (root["timeseries_windows"])
+    c.timeseries_windows = static_cast<int>(check.integer(root["timeseries_windows"], "timeseries_windows", 0, 1000));
+  if (root["bootstrap"]) c.bootstrap = static_cast<int>(check.integer(root["bootstrap"], "bootstrap", 100, 1'000'000));
+
+  c.windows.where = file;
+  if (root["windows"]) p.windows(root["windows"], "windows", c.windows);
+
+  PolicySpec defaults;
+  if (root["defaults"]) {
+    check.only_keys(root["defaults"], "defaults", {"placement", "blocking", "backfill", "runtime", "milp", "multifactor"});
+    p.profile_settings(root["defaults"], "defaults", defaults.profile, defaults.runtime);
+  }
+  std::vector<PolicySpec> common;
+  if (root["policies"]) {
+    const auto entries = p.list(root["policies"], "policies");
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      common.push_back(p.policy_entry(entries[i], fmt::format("policies[{}]", i), defaults));
+  }
+
+  if (!root["workloads"]) check.fail(root, "workloads", "is missing: list at least one {cluster, trace}");
+  const auto workloads = p.list(root["workloads"], "workloads");
+  if (workloads.empty()) check.fail(root["workloads"], "workloads", "lists no workload");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const YAML::Node& node = workloads[i];
+    const std::string key = fmt::format("workloads[{}]", i);
+    check.only_keys(node, key, {"cluster", "trace", "policies", "windows"});
+    Workload w;
+    w.where = p.where(node);
+    w.windows = c.windows;
+    if (node["windows"]) p.windows(node["windows"], key + ".windows", w.windows);
+    if (!node["cluster"]) check.fail(node, key, "needs a cluster (preset or YAML file)");
+    const std::string cluster = check.text(node["cluster"], key + ".cluster");
+    w.cluster = is_file_name(cluster) ? p.path(node["cluster"], key + ".cluster") : cluster;
+    try {
+      const cluster::ClusterSpec spec = cluster::load_cluster(w.cluster);
+      w.cluster_label = spec.name;
+      w.cluster_gpus = spec.total_gpus();
+    } catch (const InputError& e) {
+      check.fail(node["cluster"], key + ".cluster", e.what());
+    }
+    if (!node["trace"]) check.fail(node, key, "needs a trace: {generate: {...}} or {files: [...]}");
+    w.trace = p.trace_source(node["trace"], key + ".trace", c.seed, w.cluster_label);
+    if (!names.insert(w.cluster_label + "/" + w.trace.label).second)
+      check.fail(node, key, fmt::format("repeats cluster {} with trace {}: give the trace a distinct name",
+                                        w.cluster_label, w.trace.label));
+    w.policies = common;
+    if (node["policies"]) {
+      const auto entries = p.list(node["policies"], key + ".policies");
+      for (std::size_t j = 0; j < entries.size(); ++j)
+        w.policies.push_back(p.policy_entry(entries[j], fmt::format("{}.policies[{}]", key, j), defaults));
+    }
+    if (w.policies.empty()) check.fail(node, key, "has no policy to run (top-level or its own policies)");
+    std::set<std::string> labels;
+    for (const auto& s : w.policies)
+      if (!labels.insert(s.label).second)
+        throw InputError(fmt::format("{}: {}: policy '{}' appears twice; give one a distinct name", s.where, key, s.label));
+    c.workloads.push_back(std::move(w));
+  }
+
+  if (root["baselines"]) {
+    const auto entries = p.list(root["baselines"], "baselines");
+    for (std::size_t i = 0; i < entries.size(); ++i) c.baselines.push_back(check.text(entries[i], fmt::format("baselines[{}]", i)));
+  } else {
+    c.baselines.push_back(c.workloads.front().policies.front().label);
+  }
+  for (std::size_t i = 0; i < c.baselines.size(); ++i)
+    for (const auto& w : c.workloads) {
+      bool found = false;
+      for (const auto& s : w.policies) found = found || s.label == c.baselines[i];
+      if (!found)
+        check.fail(root["baselines"] ? root["baselines"][i] : root, fmt::format("baselines[{}]", i),
+                   fmt::format("'{}' is not a policy of workload {}/{}", c.baselines[i], w.cluster_label, w.trace.label));
+    }
+
+  Json& e = c.effective;
+  e["name"] = c.name;
+  e["description"] = c.description;
+  e["config_file"] = file;
+  e["seed"] = c.seed;
+  e["baselines"] = c.baselines;
+  e["timeseries_windows"] = c.timeseries_windows;
+  e["bootstrap"] = c.bootstrap;
+  e["workloads"] = Json::array();
+  for (const auto& w : c.workloads) {
+    Json jw{{"cluster", w.cluster}, {"cluster_name", w.cluster_label}, {"cluster_gpus", w.cluster_gpus},
+            {"trace", trace_json(w.trace)}};
+    jw["windows"] = windows_json(w.windows);
+    jw["policies"] = Json::array();
+    for (const auto& s : w.policies) jw["policies"].push_back(policy_json(s));
+    e["workloads"].push_back(std::move(jw));
+  }
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the experiment config");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path);
+}
+
+}  // namespace rltune::experiment

@@ -1,0 +1,483 @@
+#include "experiment/runner.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "cluster/cluster_spec.h"
+#include "core/csv.h"
+#include "core/error.h"
+#include "core/file.h"
+#include "core/progress.h"
+#include "core/rng.h"
+#include "experiment/stats.h"
+#include "policy/registry.h"
+#include "report/experiment_report.h"
+#include "rl/rl_policy.h"
+#include "workload/generator.h"
+
+#ifndef RLTUNE_VERSION
+#define RLTUNE_VERSION "unknown"
+#endif
+
+namespace rltune::experiment {
+
+namespace fs = std::filesystem;
+
+metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+                               const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
+                               const std::string& label, sim::Observer* observer) {
+  sim::Engine engine(cluster, jobs, engine_options);
+  if (observer) engine.add_observer(observer);
+  const policy::PlacementStats* stats = scheduler.placement().stats();
+  const policy::PlacementStats before = stats ? policy::PlacementStats{stats->solves, stats->fallbacks, {}} : policy::PlacementStats{};
+  const std::size_t first_us = stats ? stats->solve_us.size() : 0;
+  metrics::RunMetrics run = metrics::run_and_measure(engine, scheduler, label);
+  if (stats) {  // this window's share of the scheduler's running totals
+    run.has_placement_stats = true;
+    run.placement_solves = stats->solves - before.solves;
+    run.placement_fallbacks = stats->fallbacks - before.fallbacks;
+    run.placement_us.assign(stats->solve_us.begin() + static_cast<std::ptrdiff_t>(first_us), stats->solve_us.end());
+  }
+  return run;
+}
+
+namespace {
+
+// Metrics of runs.csv: the deterministic summary keys (wall-clock ones go to timings.csv).
+constexpr const char* kRunMetrics[] = {"jobs_total",  "jobs_completed", "jobs_rejected",   "avg_wait_s", "p50_wait_s",
+                                       "p95_wait_s",  "p99_wait_s",     "avg_jct_s",       "p95_jct_s",  "avg_bsld",
+                                       "p95_bsld",    "gpu_utilization", "makespan_s",     "avg_fragmentation",
+                                       "decisions",   "milp_solves",    "milp_fallbacks"};
+constexpr const char* kTimingMetrics[] = {"sim_wall_s", "decision_us_p50", "decision_us_p99", "milp_us_p50", "milp_us_p99"};
+
+// Metrics of the summary, and whether lower is better.
+struct SummaryMetric {
+  const char* name;
+  bool lower_is_better;
+};
+constexpr SummaryMetric kSummaryMetrics[] = {
+    {"avg_wait_s", true}, {"p95_wait_s", true}, {"avg_jct_s", true},         {"p95_jct_s", true},  {"avg_bsld", true},
+    {"p95_bsld", true},   {"gpu_utilization", false}, {"avg_fragmentation", true}, {"makespan_s", true}};
+
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : ""; }
+
+// Queue length, busy GPUs and fragmentation at every change, relative to the window's first submit.
+class SeriesRecorder final : public sim::Observer {
+ public:
+  explicit SeriesRecorder(Json& out) : out_(out) {
+    for (const char* k : {"time_s", "queue_jobs", "gpus_busy", "fragmentation"}) out_[k] = Json::array();
+  }
+  void on_arrival(Seconds, JobIndex) override { ++queue_; }
+  void on_reject(Seconds, JobIndex) override { --queue_; }
+  void on_start(Seconds, JobIndex) override { --queue_; }
+  void on_advance(Seconds from, Seconds to, const cluster::ClusterState& cluster) override {
+    if (!seen_) origin_ = from, seen_ = true;
+    const int busy = cluster.spec().total_gpus() - cluster.free_total();
+    const double frag = static_cast<double>(cluster.partial_nodes()) / cluster.spec().total_nodes();
+    if (!(queue_ == last_queue_ && busy == last_busy_ && frag == last_frag_)) {
+      out_["time_s"].push_back(from - origin_);
+      out_["queue_jobs"].push_back(queue_);
+      out_["gpus_busy"].push_back(busy);
+      out_["fragmentation"].push_back(frag);
+      last_queue_ = queue_, last_busy_ = busy, last_frag_ = frag;
+    }
+    end_ = to;
+  }
+  void close() {  // the idle cluster after the last completion
+    if (!seen_) return;
+    out_["time_s"].push_back(end_ - origin_);
+    out_["queue_jobs"].push_back(0);
+    out_["gpus_busy"].push_back(0);
+    out_["fragmentation"].push_back(0.0);
+  }
+
+ private:
+  Json& out_;
+  bool seen_ = false;
+  Seconds origin_ = 0, end_ = 0;
+  long queue_ = 0, last_queue_ = -1;
+  int last_busy_ = -1;
+  double last_frag_ = -1;
+};
+
+struct Loaded {
+  cluster::ClusterSpec cluster;
+  trace::Trace trace;
+  std::vector<std::size_t> starts;  // window starts, the same for every policy (paired)
+};
+
+Loaded load_workload(const Config& config, const Workload& w) {
+  Loaded l{cluster::load_cluster(w.cluster), {}, {}};
+  const TraceSource& t = w.trace;
+  try {
+    if (t.files.empty()) {
+      const auto model = workload::load_model(t.like.empty() ? workload::default_family(l.cluster.source) : t.like);
+      l.trace = workload::generate(model, l.cluster, {.jobs = t.jobs, .load = t.load, .seed = t.seed});
+    } else {
+      l.trace = trace::read_traces(t.files, t.read);
+      if (l.trace.skipped.skipped > 0) spdlog::warn("{}: skipped {} invalid rows", l.trace.source, l.trace.skipped.skipped);
+      if (l.trace.jobs.empty()) throw InputError(l.trace.source + ": no valid job");
+    }
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: workload {}/{}: {}", w.where, w.cluster_label, t.label, e.what()));
+  }
+  const WindowSpec& ws = w.windows;
+  const auto len = static_cast<std::size_t>(ws.length);
+  Rng rng(config.seed);
+  try {
+    for (int k = 0; k < ws.count; ++k)
+      l.starts.push_back(rl::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, len));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, len,
+                                 w.cluster_label, t.label, l.trace.jobs.size(), e.what()));
+  }
+  return l;
+}
+
+std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s,
+                                                         const std::map<std::string, rl::PolicyFile>& models) {
+  const auto& p = s.profile;
+  if (!p.priority.starts_with("rl:")) return policy::make_profile(p);
+  auto priority = rl::make_rl_policy(models.at(p.priority), p.priority_options);
+  return std::make_unique<policy::ProfileScheduler>(p, std::move(priority), policy::make_placement(p));
+}
+
+// One run's record: what runs/*.json holds and every output is computed from.
+Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_t window, bool series,
+             const std::map<std::string, rl::PolicyFile>& models) {
+  const auto len = static_cast<std::size_t>(w.windows.length);
+  const std::size_t start = l.starts[window];
+  Json record;
+  record["window"] = fmt::format("{}:{}", start, len);
+  record["policy"] = s.label;
+  try {
+    auto scheduler = make_scheduler(s, models);
+    Json ts;
+    SeriesRecorder recorder(ts);
+    sim::EngineOptions engine;
+    engine.runtime = s.runtime;
+    const metrics::RunMetrics run = run_window(l.cluster, {l.trace.jobs.data() + start, len}, engine, *scheduler,
+                                               record["window"].get<std::string>(), series ? &recorder : nullptr);
+    recorder.close();
+    const metrics::Summary m = metrics::summarize(run);
+    record["status"] = "completed";
+    record["error"] = "";
+    Json metrics = report::to_json(m);
+    if (!m.has_milp)
+      for (const char* k : {"milp_solves", "milp_fallbacks", "milp_us_p50", "milp_us_p99"}) metrics[k] = 0;
+    record["metrics"] = metrics;
+    Json waits = Json::array(), jcts = Json::array();
+    for (const auto& j : run.jobs)
+      if (j.completed()) waits.push_back(j.wait()), jcts.push_back(j.jct());
+    record["wait_s"] = waits;
+    record["jct_s"] = jcts;
+    if (series) record["timeseries"] = ts;
+  } catch (const std::exception& e) {
+    record["status"] = "failed";
+    record["error"] = e.what();
+  }
+  return record;
+}
+
+struct Task {
+  std::size_t workload, window, policy;
+};
+
+std::string run_file(const Task& t) { return fmt::format("w{}-k{:04}-p{:02}.json", t.workload, t.window, t.policy); }
+
+void write_row(std::ostream& out, std::initializer_list<std::string_view> fields) {
+  bool first = true;
+  for (const auto f : fields) {
+    if (!first) out << ',';
+    csv::write_field(out, f);
+    first = false;
+  }
+}
+
+// The outputs, computed only from the run records (fresh or reused: the same bytes either way).
+struct Writer {
+  const Config& config;
+  const std::vector<std::vector<std::vector<Json>>>& records;  // [workload][window][policy]
+
+  std::string runs_csv(bool timings) const {
+    std::ostringstream out;
+    out << "cluster,trace,window,policy";
+    if (!timings) out << ",status,error";
+    for (const char* k : timings ? std::span<const char* const>(kTimingMetrics) : std::span<const char* const>(kRunMetrics))
+      out << ',' << k;
+    out << '\n';
+    for (std::size_t w = 0; w < records.size(); ++w)
+      for (const auto& window : records[w])
+        for (const Json& r : window) {
+          const Workload& wl = config.workloads[w];
+          write_row(out, {wl.cluster_label, wl.trace.label, r["window"].get<std::string>(), r["policy"].get<std::string>()});
+          if (!timings) {
+            out << ',' << r["status"].get<std::string>() << ',';
+            csv::write_field(out, r["error"].get<std::string>());
+          }
+          for (const char* k : timings ? std::span<const char* const>(kTimingMetrics) : std::span<const char* const>(kRunMetrics))
+            out << ',' << (r.contains("metrics") ? number(r["metrics"][k].get<double>()) : "");
+          out << '\n';
+        }
+    return out.str();
+  }
+
+  // Per-window values of `metric` for policy p of workload w (NaN where the run failed).
+  std::vector<double> values(std::size_t w, std::size_t p, const char* metric) const {
+    std::vector<double> v;
+    for (const auto& window : records[w]) {
+      const Json& r = window[p];
+      v.push_back(r["status"] == "completed" ? r["metrics"][metric].get<double>() : std::nan(""));
+    }
+    return v;
+  }
+
+  struct Row {
+    std::string metric;
+    std::size_t windows = 0;
+    double mean = 0, p95 = 0;
+    std::vector<Improvement> vs;  // per baseline; windows = 0 for the baseline itself
+  };
+  std::vector<Row> summary(std::size_t w, std::size_t p) const {
+    const Workload& wl = config.workloads[w];
+    std::vector<Row> rows;
+    for (std::size_t m = 0; m < std::size(kSummaryMetrics); ++m) {
+      const auto& metric = kSummaryMetrics[m];
+      const auto mine = values(w, p, metric.name);
+      Row row{metric.name, 0, 0, 0, {}};
+      std::vector<double> ok;
+      for (const double x : mine)
+        if (!std::isnan(x)) ok.push_back(x);
+      row.windows = ok.size();
+      for (const double x : ok) row.mean += x / static_cast<double>(ok.size());
+      row.p95 = metrics::quantile(ok, 0.95);
+      for (std::size_t b = 0; b < config.baselines.size(); ++b) {
+        std::size_t bp = 0;
+        while (wl.policies[bp].label != config.baselines[b]) ++bp;
+        if (bp == p) {
+          row.vs.push_back({});
+          continue;
+        }
+        const auto base = values(w, bp, metric.name);
+        std::vector<double> pb, pp;  // pairs where both runs completed
+        for (std::size_t k = 0; k < base.size(); ++k)
+          if (!std::isnan(base[k]) && !std::isnan(mine[k])) pb.push_back(base[k]), pp.push_back(mine[k]);
+        // One stream per comparison, from the seed: intervals do not depend on the order of computation.
+        const std::uint64_t seed = config.seed ^ (0x9E3779B97F4A7C15ULL * (1 + w * 1000003 + p * 1009 + bp * 101 + m));
+        row.vs.push_back(paired_improvement(pb, pp, metric.lower_is_better, config.bootstrap, seed));
+      }
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+
+  std::string summary_csv() const {
+    std::ostringstream out;
+    out << "cluster,trace,policy,metric,windows,mean,p95";
+    for (const auto& b : config.baselines) {
+      for (const char* suffix : {"pct", "ci_low", "ci_high", "pairs"}) {
+        out << ',';
+        csv::write_field(out, fmt::format("vs_{}_{}", b, suffix));
+      }
+    }
+    out << '\n';
+    for (std::size_t w = 0; w < records.size(); ++w) {
+      const Workload& wl = config.workloads[w];
+      for (std::size_t p = 0; p < wl.policies.size(); ++p)
+        for (const Row& row : summary(w, p)) {
+          write_row(out, {wl.cluster_label, wl.trace.label, wl.policies[p].label, row.metric});
+          out << ',' << row.windows << ',' << (row.windows ? number(row.mean) : "") << ',' << (row.windows ? number(row.p95) : "");
+          for (const Improvement& i : row.vs) {
+            if (i.windows == 0 || !i.defined) out << ",,,," << i.windows;
+            else out << ',' << number(i.pct) << ',' << number(i.ci_low) << ',' << number(i.ci_high) << ',' << i.windows;
+          }
+          out << '\n';
+        }
+    }
+    return out.str();
+  }
+
+  std::string cdf_csv() const {
+    std::ostringstream out;
+    out << "cluster,trace,policy,metric,quantile,value\n";
+    for (std::size_t w = 0; w < records.size(); ++w) {
+      const Workload& wl = config.workloads[w];
+      for (std::size_t p = 0; p < wl.policies.size(); ++p)
+        for (const char* metric : {"wait_s", "jct_s"}) {
+          std::vector<double> all;
+          for (const auto& window : records[w])
+            if (window[p]["status"] == "completed")
+              for (const auto& v : window[p][metric]) all.push_back(v.get<double>());
+          if (all.empty()) continue;
+          std::sort(all.begin(), all.end());
+          for (int q = 0; q <= 100; ++q) {
+            write_row(out, {wl.cluster_label, wl.trace.label, wl.policies[p].label, metric});
+            out << ',' << number(q / 100.0) << ',' << number(metrics::quantile(all, q / 100.0)) << '\n';
+          }
+        }
+    }
+    return out.str();
+  }
+
+  std::string timeseries_csv() const {
+    std::ostringstream out;
+    out << "cluster,trace,window,policy,time_s,queue_jobs,gpus_busy,fragmentation\n";
+    for (std::size_t w = 0; w < records.size(); ++w) {
+      const Workload& wl = config.workloads[w];
+      for (const auto& window : records[w])
+        for (const Json& r : window) {
+          if (!r.contains("timeseries")) continue;
+          const Json& ts = r["timeseries"];
+          for (std::size_t i = 0; i < ts["time_s"].size(); ++i) {
+            write_row(out, {wl.cluster_label, wl.trace.label, r["window"].get<std::string>(), r["policy"].get<std::string>()});
+            out << ',' << number(ts["time_s"][i].get<double>()) << ',' << ts["queue_jobs"][i].get<long>() << ','
+                << ts["gpus_busy"][i].get<long>() << ',' << number(ts["fragmentation"][i].get<double>()) << '\n';
+          }
+        }
+    }
+    return out.str();
+  }
+};
+
+Json read_json(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return Json::parse(text.str());
+}
+
+}  // namespace
+
+Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options) {
+  const auto begin = std::chrono::steady_clock::now();
+  // Everything that can fail on bad input fails here, before the first run.
+  std::vector<Loaded> loaded;
+  for (const auto& w : config.workloads) loaded.push_back(load_workload(config, w));
+  std::map<std::string, rl::PolicyFile> models;
+  for (const auto& w : config.workloads)
+    for (const auto& s : w.policies)
+      if (s.profile.priority.starts_with("rl:") && !models.count(s.profile.priority)) {
+        try {
+          models.emplace(s.profile.priority, rl::load_policy(s.profile.priority.substr(3)));
+        } catch (const InputError& e) {
+          throw InputError(fmt::format("{}: policy {}: {}", s.where, s.label, e.what()));
+        }
+      }
+
+  const fs::path out(out_dir);
+  Json effective = config.effective;
+  effective["rltune_version"] = RLTUNE_VERSION;
+  const std::string config_text = effective.dump(2) + "\n";
+  std::error_code ec;
+  if (fs::exists(out / "config.json")) {
+    if (!options.resume)
+      throw InputError(fmt::format("--out {}: already holds an experiment; add --resume to continue it, or choose "
+                                   "another folder", out_dir));
+    Json previous;
+    try {
+      previous = read_json(out / "config.json");
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("{}: unreadable: {}", (out / "config.json").string(), e.what()));
+    }
+    if (previous != effective)
+      throw InputError(fmt::format("--resume: {} was written by a different config (or rltune version); "
+                                   "choose another --out", (out / "config.json").string()));
+  }
+  fs::create_directories(out / "runs", ec);
+  if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out_dir, ec.message()));
+  write_file((out / "config.json").string(), config_text);
+
+  std::vector<Task> tasks;
+  std::vector<std::vector<std::vector<Json>>> records(config.workloads.size());
+  for (std::size_t w = 0; w < config.workloads.size(); ++w) {
+    records[w].assign(loaded[w].starts.size(), std::vector<Json>(config.workloads[w].policies.size()));
+    for (std::size_t k = 0; k < loaded[w].starts.size(); ++k)
+      for (std::size_t p = 0; p < config.workloads[w].policies.size(); ++p) tasks.push_back({w, k, p});
+  }
+
+  Outcome outcome;
+  outcome.runs = tasks.size();
+  std::vector<Task> todo;
+  for (const Task& t : tasks) {
+    const fs::path file = out / "runs" / run_file(t);
+    if (options.resume && fs::exists(file)) {
+      try {
+        Json r = read_json(file);
+        if (r["status"] == "completed") {
+          records[t.workload][t.window][t.policy] = std::move(r);
+          ++outcome.reused;
+          continue;
+        }
+      } catch (const std::exception& e) {
+        spdlog::warn("{}: unreadable ({}); running it again", file.string(), e.what());
+      }
+    }
+    todo.push_back(t);
+  }
+
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;  // guards progress, the failure count and the first internal error
+  std::size_t done = 0;
+  std::string internal_error;
+  std::unique_ptr<Progress> progress;
+  if (options.progress && !todo.empty())
+    progress = std::make_unique<Progress>(fmt::format("experiment {}", config.name), static_cast<double>(todo.size()));
+  const auto worker = [&] {
+    while (true) {
+      const std::size_t i = next++;
+      if (i >= todo.size()) return;
+      const Task& t = todo[i];
+      const Workload& w = config.workloads[t.workload];
+      try {
+        Json r = run_one(w, loaded[t.workload], w.policies[t.policy], t.window,
+                         static_cast<int>(t.window) < config.timeseries_windows, models);
+        write_file((out / "runs" / run_file(t)).string(), r.dump() + "\n");
+        std::lock_guard lock(mutex);
+        if (r["status"] != "completed") {
+          ++outcome.failed;
+          spdlog::error("run {}/{} window {} policy {} failed: {}", w.cluster_label, w.trace.label,
+                        r["window"].get<std::string>(), w.policies[t.policy].label, r["error"].get<std::string>());
+        }
+        records[t.workload][t.window][t.policy] = std::move(r);
+        ++done;
+        if (progress)
+          progress->update(static_cast<double>(done), fmt::format("{}/{} runs{}", done, todo.size(),
+                                                                  outcome.failed ? fmt::format(", {} failed", outcome.failed) : ""));
+      } catch (const std::exception& e) {  // writing the record failed: stop everyone
+        std::lock_guard lock(mutex);
+        if (internal_error.empty()) internal_error = e.what();
+        next = todo.size();
+      }
+    }
+  };
+  const int threads = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (!internal_error.empty()) throw InputError("experiment stopped: " + internal_error);
+  if (progress) progress->finish(fmt::format("{} runs, {} failed", todo.size(), outcome.failed));
+
+  const Writer writer{config, records};
+  write_file((out / "runs.csv").string(), writer.runs_csv(false));
+  write_file((out / "timings.csv").string(), writer.runs_csv(true));
+  const std::string summary = writer.summary_csv();
+  write_file((out / "summary.csv").string(), summary);
+  write_file((out / "summary.md").string(),
+             report::summary_markdown(effective, report::CsvTable::parse(summary, (out / "summary.csv").string())));
+  write_file((out / "cdf.csv").string(), writer.cdf_csv());
+  write_file((out / "timeseries.csv").string(), writer.timeseries_csv());
+  outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return outcome;
+}
+
+}  // namespace rltune::experiment

@@ -1,0 +1,633 @@
+#include "report/experiment_report.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <tuple>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "metrics/metrics.h"
+#include "report/table.h"
+
+namespace rltune::report {
+
+namespace fs = std::filesystem;
+
+CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
+  CsvTable t;
+  t.source = source;
+  std::istringstream in(text);
+  std::string line, record;
+  std::vector<std::string> fields;
+  long number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    record += line;
+    // A quoted field may hold a newline: keep reading until the quotes balance.
+    if (std::count(record.begin(), record.end(), '"') % 2 == 1) {
+      record += '\n';
+      continue;
+    }
+    csv::split(record, ',', fields);
+    record.clear();
+    if (t.header.empty()) {
+      t.header = fields;
+      continue;
+    }
+    if (fields.size() != t.header.size())
+      throw InputError::at(source, number, "", "", fmt::format("has {} fields, the header {}", fields.size(), t.header.size()));
+    t.rows.push_back(fields);
+  }
+  if (t.header.empty()) throw InputError(source + ": empty (no header row)");
+  return t;
+}
+
+CsvTable CsvTable::read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open (is this a finished experiment folder?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+std::size_t CsvTable::column(const std::string& name) const {
+  const auto it = std::find(header.begin(), header.end(), name);
+  if (it == header.end()) throw InputError(fmt::format("{}: no column '{}'", source, name));
+  return static_cast<std::size_t>(it - header.begin());
+}
+
+namespace {
+
+// A table in a report, rendered as Markdown or HTML.
+struct Table {
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+struct Section {
+  std::string heading;
+  std::vector<Table> tables;
+  std::vector<std::string> figures;  // base names under figures/
+};
+
+struct WorkloadInfo {
+  std::string cluster, trace;
+  std::string windows;  // "50 windows of 256 jobs (split test)"
+  double gpus = 0;      // of the cluster; 0 = unknown
+  std::vector<std::string> policies;
+  std::string slug() const {
+    std::string s = cluster + "-" + trace;
+    for (char& c : s)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+    return s;
+  }
+};
+
+std::vector<WorkloadInfo> workloads(const Json& config) {
+  std::vector<WorkloadInfo> out;
+  for (const auto& w : config.at("workloads")) {
+    const Json& ws = w.at("windows");
+    WorkloadInfo info{w.at("cluster_name").get<std::string>(), w.at("trace").at("name").get<std::string>(),
+                      fmt::format("{} windows of {} jobs (split {})", ws.at("count").get<long>(), ws.at("length").get<long>(),
+                                  ws.at("split").get<std::string>()),
+                      0, {}};
+    info.gpus = w.value("cluster_gpus", 0.0);
+    for (const auto& p : w.at("policies")) info.policies.push_back(p.at("name").get<std::string>());
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<std::string> baselines(const Json& config) { return config.at("baselines").get<std::vector<std::string>>(); }
+
+// summary.csv by (cluster, trace, policy, metric).
+struct Summary {
+  const CsvTable& table;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::size_t> index;
+  explicit Summary(const CsvTable& t) : table(t) {
+    const std::size_t c = t.column("cluster"), tr = t.column("trace"), p = t.column("policy"), m = t.column("metric");
+    for (std::size_t i = 0; i < t.rows.size(); ++i) index[{t.rows[i][c], t.rows[i][tr], t.rows[i][p], t.rows[i][m]}] = i;
+  }
+  // The cell, or "" when the row or column is absent.
+  std::string get(const WorkloadInfo& w, const std::string& policy, const std::string& metric, const std::string& column) const {
+    const auto it = index.find({w.cluster, w.trace, policy, metric});
+    const auto col = std::find(table.header.begin(), table.header.end(), column);
+    if (it == index.end() || col == table.header.end()) return "";
+    return table.rows[it->second][static_cast<std::size_t>(col - table.header.begin())];
+  }
+  std::optional<double> number(const WorkloadInfo& w, const std::string& policy, const std::string& metric,
+                               const std::string& column) const {
+    return csv::parse_double(get(w, policy, metric, column));
+  }
+};
+
+std::vector<Section> summary_sections(const Json& config, const CsvTable& csv) {
+  const Summary s(csv);
+  std::vector<Section> sections;
+  const auto fixed = [](std::optional<double> v, const char* format) -> std::string {
+    return v ? fmt::format(fmt::runtime(format), *v) : "n/a";
+  };
+  const auto duration = [](std::optional<double> v) { return v ? human_duration(*v) : std::string("n/a"); };
+  for (const WorkloadInfo& w : workloads(config)) {
+    Section section{fmt::format("{} / {}: {}", w.cluster, w.trace, w.windows), {}, {}};
+    Table means{"Means over windows (lower is better, except GPU utilisation)",
+                {"policy", "windows", "avg wait", "p95 wait", "avg JCT", "avg bsld", "p95 bsld", "GPU util", "fragmentation"},
+                {}};
+    for (const auto& p : w.policies) {
+      const auto percent = [&](const char* metric) {
+        const auto v = s.number(w, p, metric, "mean");
+        return v ? fmt::format("{:.1f}%", 100 * *v) : std::string("n/a");
+      };
+      means.rows.push_back({p, s.get(w, p, "avg_wait_s", "windows"), duration(s.number(w, p, "avg_wait_s", "mean")),
+                            duration(s.number(w, p, "p95_wait_s", "mean")), duration(s.number(w, p, "avg_jct_s", "mean")),
+                            fixed(s.number(w, p, "avg_bsld", "mean"), "{:.2f}"), fixed(s.number(w, p, "p95_bsld", "mean"), "{:.2f}"),
+                            percent("gpu_utilization"), percent("avg_fragmentation")});
+    }
+    section.tables.push_back(std::move(means));
+    for (const auto& b : baselines(config)) {
+      Table vs{fmt::format("Improvement over {} in % [95% CI] (positive = better)", b),
+               {"policy", "avg wait", "avg JCT", "avg bsld", "GPU util", "pairs"},
+               {}};
+      for (const auto& p : w.policies) {
+        if (p == b) continue;
+        std::vector<std::string> row{p};
+        for (const char* metric : {"avg_wait_s", "avg_jct_s", "avg_bsld", "gpu_utilization"}) {
+          const auto pct = s.number(w, p, metric, "vs_" + b + "_pct");
+          const auto lo = s.number(w, p, metric, "vs_" + b + "_ci_low"), hi = s.number(w, p, metric, "vs_" + b + "_ci_high");
+          row.push_back(pct && lo && hi ? fmt::format("{:+.1f} [{:+.1f}, {:+.1f}]", *pct, *lo, *hi) : "n/a");
+        }
+        row.push_back(s.get(w, p, "avg_wait_s", "vs_" + b + "_pairs"));
+        vs.rows.push_back(std::move(row));
+      }
+      section.tables.push_back(std::move(vs));
+    }
+    sections.push_back(std::move(section));
+  }
+  return sections;
+}
+
+std::string intro_markdown(const Json& config) {
+  std::string out = "# " + config.value("name", std::string("experiment")) + "\n\n";
+  const std::string description = config.value("description", std::string());
+  if (!description.empty()) out += description + "\n\n";
+  out += fmt::format("Every policy runs on the same windows of each workload (seed {}); improvements are paired over "
+                     "windows, with 95% percentile-bootstrap intervals ({} resamples). rltune {}.\n",
+                     config.at("seed").get<unsigned long long>(), config.at("bootstrap").get<long>(),
+                     config.value("rltune_version", std::string("unknown")));
+  return out;
+}
+
+std::string markdown_table(const Table& t) {
+  const auto escape = [](std::string s) {
+    std::string out;
+    for (const char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+  };
+  std::string out = t.caption + "\n\n|";
+  for (const auto& h : t.header) out += fmt::format(" {} |", escape(h));
+  out += "\n|";
+  for (std::size_t i = 0; i < t.header.size(); ++i) out += i == 0 ? "---|" : "---:|";
+  out += "\n";
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (const auto& cell : row) out += fmt::format(" {} |", escape(cell));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string base64(const std::string& bytes) {
+  static const char* const kDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += kDigits[(v >> k) & 63];
+  }
+  if (i < bytes.size()) {
+    unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kDigits[(v >> 18) & 63];
+    out += kDigits[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kDigits[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// ---- figures ----
+
+// A gnuplot double-quoted string.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The same colour for a policy in every figure of a workload (Tableau 10).
+constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+struct Figure {
+  std::string name;        // base name under figures/
+  std::string title;       // caption in the reports
+  int width = 1000, height = 640;
+  std::string body;        // gnuplot commands that draw it (after the terminal is set)
+};
+
+struct Script {
+  std::string data;        // datablocks
+  std::vector<Figure> figures;
+  int blocks = 0;
+  // Defines a datablock with `rows` and returns its name.
+  std::string block(const std::string& rows) {
+    const std::string name = fmt::format("$d{}", blocks++);
+    data += name + " << EOD\n" + rows + "EOD\n";
+    return name;
+  }
+};
+
+// Box statistics of one policy's per-window values (Tukey whiskers: the furthest values within 1.5 IQR).
+struct Box {
+  double q1, median, q3, low, high;
+  std::vector<double> outliers;
+};
+Box box(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Box b{metrics::quantile(v, 0.25), metrics::quantile(v, 0.5), metrics::quantile(v, 0.75), 0, 0, {}};
+  const double iqr = b.q3 - b.q1, lo = b.q1 - 1.5 * iqr, hi = b.q3 + 1.5 * iqr;
+  b.low = b.q1, b.high = b.q3;
+  for (const double x : v) {
+    if (x < lo || x > hi) b.outliers.push_back(x);
+    else b.low = std::min(b.low, x), b.high = std::max(b.high, x);
+  }
+  return b;
+}
+
+std::string xtics(const std::vector<std::string>& labels) {
+  std::string out = "set xtics (";
+  for (std::size_t i = 0; i < labels.size(); ++i) out += fmt::format("{}{} {}", i ? ", " : "", quoted(labels[i]), i + 1);
+  return out + ") rotate by 30 right\n";
+}
+
+struct MetricPanel {
+  const char* metric;
+  const char* label;
+  double scale;  // values are multiplied by this before plotting
+};
+constexpr MetricPanel kBoxPanels[] = {{"avg_wait_s", "average wait per window (h)", 1.0 / 3600},
+                                      {"avg_jct_s", "average JCT per window (h)", 1.0 / 3600},
+                                      {"avg_bsld", "average bounded slowdown per window", 1},
+                                      {"gpu_utilization", "GPU utilisation per window (%)", 100}};
+
+void box_figure(Script& s, const WorkloadInfo& w, const CsvTable& runs) {
+  const std::size_t cc = runs.column("cluster"), tc = runs.column("trace"), pc = runs.column("policy"),
+                    sc = runs.column("status");
+  Figure f{"boxes-" + w.slug(), "Per-window metrics across windows: box = quartiles, whiskers = 1.5 IQR, points = outliers",
+           1100, 760, ""};
+  f.body = fmt::format("set multiplot layout 2,2 title {}\n", quoted(w.cluster + " / " + w.trace));
+  for (const auto& panel : kBoxPanels) {
+    const std::size_t mc = runs.column(panel.metric);
+    std::string boxes, outliers;
+    for (std::size_t p = 0; p < w.policies.size(); ++p) {
+      std::vector<double> v;
+      for (const auto& r : runs.rows)
+        if (r[cc] == w.cluster && r[tc] == w.trace && r[pc] == w.policies[p] && r[sc] == "completed")
+          if (const auto x = csv::parse_double(r[mc])) v.push_back(*x * panel.scale);
+      if (v.empty()) continue;
+      const Box b = box(v);
+      boxes += fmt::format("{} {} {} {} {} {} {}\n", p + 1, b.q1, b.low, b.high, b.q3, b.median, p + 1);
+      for (const double o : b.outliers) outliers += fmt::format("{} {} {}\n", p + 1, o, p + 1);
+    }
+    f.body += "reset\nset termoption noenhanced\nset grid ytics\nset key off\nset style fill solid 0.35 border\n"
+              "set boxwidth 0.6 absolute\nset lmargin 9\nset rmargin 2\nset bmargin 11\n";
+    f.body += fmt::format("set title {}\nset xrange [0.4:{}]\n", quoted(panel.label), w.policies.size() + 0.6);
+    f.body += xtics(w.policies);
+    if (boxes.empty()) {
+      f.body += "set label 1 \"no completed run\" at graph 0.5,0.5 center\nplot [0:1][0:1] -1 notitle\n";
+      continue;
+    }
+    const std::string d = s.block(boxes);
+    f.body += fmt::format("plot {0} using 1:2:3:4:5:7 with candlesticks whiskerbars 0.5 lc variable notitle, "
+                          "{0} using 1:6:6:6:6 with candlesticks lc rgb 'black' lw 2 notitle",
+                          d);
+    if (!outliers.empty()) f.body += fmt::format(", {} using 1:2:3 with points pt 6 ps 0.6 lc variable notitle", s.block(outliers));
+    f.body += "\n";
+  }
+  f.body += "unset multiplot\n";
+  s.figures.push_back(std::move(f));
+}
+
+void cdf_figure(Script& s, const WorkloadInfo& w, const CsvTable& cdf) {
+  const std::size_t cc = cdf.column("cluster"), tc = cdf.column("trace"), pc = cdf.column("policy"),
+                    mc = cdf.column("metric"), qc = cdf.column("quantile"), vc = cdf.column("value");
+  Figure f{"cdf-" + w.slug(), "Distribution of job JCT and queueing delay over every window (log scale; zero waits sit below the axis)",
+           1100, 440, ""};
+  f.body = fmt::format("set multiplot layout 1,2 title {}\n", quoted(w.cluster + " / " + w.trace));
+  for (const auto& [metric, label] : {std::pair{"jct_s", "JCT (s)"}, std::pair{"wait_s", "queueing delay (s)"}}) {
+    f.body += "reset\nset termoption noenhanced\nset grid\nset key top left\nset logscale x\nset yrange [0:1]\n";
+    f.body += fmt::format("set xlabel {}\nset ylabel \"fraction of jobs\"\n", quoted(label));
+    std::vector<std::string> plots;
+    for (std::size_t p = 0; p < w.policies.size(); ++p) {
+      std::string rows;
+      for (const auto& r : cdf.rows)
+        if (r[cc] == w.cluster && r[tc] == w.trace && r[pc] == w.policies[p] && r[mc] == metric)
+          if (const auto v = csv::parse_double(r[vc]); v && *v > 0) rows += fmt::format("{} {}\n", *v, r[qc]);
+      if (rows.empty()) continue;
+      plots.push_back(fmt::format("{} using 1:2 with lines lw 2 lc rgb '{}' title {}", s.block(rows),
+                                  kColours[p % std::size(kColours)], quoted(w.policies[p])));
+    }
+    if (plots.empty()) {
+      f.body += "unset logscale x\nset label 1 \"no positive values\" at graph 0.5,0.5 center\nplot [0:1][0:1] -1 notitle\n";
+      continue;
+    }
+    f.body += "plot ";
+    for (std::size_t i = 0; i < plots.size(); ++i) f.body += (i ? ", " : "") + plots[i];
+    f.body += "\n";
+  }
+  f.body += "unset multiplot\n";
+  s.figures.push_back(std::move(f));
+}
+
+void improvement_figure(Script& s, const WorkloadInfo& w, const Summary& summary, const std::string& baseline) {
+  const std::pair<const char*, const char*> metrics[] = {
+      {"avg_wait_s", "avg wait"}, {"avg_jct_s", "avg JCT"}, {"avg_bsld", "avg bsld"}, {"gpu_utilization", "GPU util"}};
+  std::vector<std::size_t> others;
+  for (std::size_t p = 0; p < w.policies.size(); ++p)
+    if (w.policies[p] != baseline) others.push_back(p);
+  if (others.empty()) return;
+  Figure f{fmt::format("improvement-{}-vs-{}", w.slug(), baseline),
+           fmt::format("Improvement over {} with 95% paired bootstrap intervals (positive = better)", baseline), 1000, 520, ""};
+  const double width = 0.8 / static_cast<double>(others.size());
+  f.body = "reset\nset termoption noenhanced\nset grid ytics\nset key outside right\nset style fill solid 0.7 border\n";
+  f.body += fmt::format("set title {}\nset ylabel \"improvement (%)\"\nset xrange [0.4:{}]\nset boxwidth {}\n",
+                        quoted(fmt::format("{} / {}: improvement over {}", w.cluster, w.trace, baseline)),
+                        std::size(metrics) + 0.6, width * 0.9);
+  f.body += "set xzeroaxis lt -1\nset xtics (";
+  for (std::size_t m = 0; m < std::size(metrics); ++m) f.body += fmt::format("{}{} {}", m ? ", " : "", quoted(metrics[m].second), m + 1);
+  f.body += ")\n";
+  std::vector<std::string> plots;
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    const std::size_t p = others[i];
+    std::string rows;
+    for (std::size_t m = 0; m < std::size(metrics); ++m) {
+      const auto pct = summary.number(w, w.policies[p], metrics[m].first, "vs_" + baseline + "_pct");
+      const auto lo = summary.number(w, w.policies[p], metrics[m].first, "vs_" + baseline + "_ci_low");
+      const auto hi = summary.number(w, w.policies[p], metrics[m].first, "vs_" + baseline + "_ci_high");
+      if (pct && lo && hi)
+        rows += fmt::format("{} {} {} {}\n", static_cast<double>(m + 1) + (static_cast<double>(i) - (others.size() - 1) / 2.0) * width,
+                            *pct, *lo, *hi);
+    }
+    if (rows.empty()) continue;
+    const std::string d = s.block(rows);
+    plots.push_back(fmt::format("{0} using 1:2 with boxes lc rgb '{1}' title {2}, {0} using 1:2:3:4 with yerrorbars lc rgb 'black' pt -1 notitle",
+                                d, kColours[p % std::size(kColours)], quoted(w.policies[p])));
+  }
+  if (plots.empty()) return;
+  f.body += "plot ";
+  for (std::size_t i = 0; i < plots.size(); ++i) f.body += (i ? ", " : "") + plots[i];
+  f.body += "\n";
+  s.figures.push_back(std::move(f));
+}
+
+// Time-weighted means of a step function (value v[i] holds from t[i] to t[i+1]) over `bins` equal bins of
+// [0, end): readable when many policies share a plot, unlike the raw steps.
+std::vector<double> binned(const std::vector<std::pair<double, double>>& steps, double end, int bins) {
+  std::vector<double> sums(static_cast<std::size_t>(bins), 0.0);
+  const double width = end / bins;
+  for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+    const double from = steps[i].first, to = steps[i + 1].first, v = steps[i].second;
+    for (int b = std::max(0, static_cast<int>(from / width)); b < bins && b * width < to; ++b) {
+      const double overlap = std::min(to, (b + 1) * width) - std::max(from, b * width);
+      if (overlap > 0) sums[static_cast<std::size_t>(b)] += v * overlap / width;
+    }
+  }
+  return sums;
+}
+
+void timeline_figure(Script& s, const WorkloadInfo& w, const CsvTable& series) {
+  const std::size_t cc = series.column("cluster"), tc = series.column("trace"), wc = series.column("window"),
+                    pc = series.column("policy"), xc = series.column("time_s"), qc = series.column("queue_jobs"),
+                    gc = series.column("gpus_busy");
+  std::string window;
+  for (const auto& r : series.rows)
+    if (r[cc] == w.cluster && r[tc] == w.trace) {
+      window = r[wc];
+      break;
+    }
+  if (window.empty()) return;
+  constexpr int kBins = 80;
+  // Per policy: (time h, busy GPUs, queued jobs) at every change.
+  std::vector<std::vector<std::pair<double, double>>> busy(w.policies.size()), queued(w.policies.size());
+  double end = 0;
+  for (const auto& r : series.rows)
+    if (r[cc] == w.cluster && r[tc] == w.trace && r[wc] == window) {
+      const auto p = std::find(w.policies.begin(), w.policies.end(), r[pc]) - w.policies.begin();
+      const auto t = csv::parse_double(r[xc]), g = csv::parse_double(r[gc]), q = csv::parse_double(r[qc]);
+      if (!t || !g || !q || p == static_cast<std::ptrdiff_t>(w.policies.size())) continue;
+      busy[static_cast<std::size_t>(p)].emplace_back(*t / 3600, w.gpus > 0 ? 100 * *g / w.gpus : *g);
+      queued[static_cast<std::size_t>(p)].emplace_back(*t / 3600, *q);
+      end = std::max(end, *t / 3600);
+    }
+  if (end <= 0) return;
+  Figure f{"timeline-" + w.slug(),
+           fmt::format("GPU utilisation and queue length over time in window {} (means over {} equal time bins)", window, kBins),
+           1100, 700, ""};
+  f.body = fmt::format("set multiplot layout 2,1 title {}\n", quoted(fmt::format("{} / {}, window {}", w.cluster, w.trace, window)));
+  const std::string util_label = w.gpus > 0 ? "GPU utilisation (%)" : "busy GPUs";
+  for (const auto& [steps, label] : {std::pair{&busy, util_label}, std::pair{&queued, std::string("queued jobs")}}) {
+    f.body += "reset\nset termoption noenhanced\nset grid\nset key outside right\nset lmargin 9\nset rmargin 38\n"
+              "set xlabel \"time since the window's first submit (h)\"\n";
+    f.body += fmt::format("set ylabel {}\nset xrange [0:{}]\n", quoted(label), end);
+    std::vector<std::string> plots;
+    for (std::size_t p = 0; p < w.policies.size(); ++p) {
+      if ((*steps)[p].empty()) continue;
+      const auto means = binned((*steps)[p], end, kBins);
+      std::string rows;
+      for (int b = 0; b < kBins; ++b) rows += fmt::format("{} {}\n", (b + 0.5) * end / kBins, means[static_cast<std::size_t>(b)]);
+      plots.push_back(fmt::format("{} using 1:2 with lines lw 1.5 lc rgb '{}' title {}", s.block(rows),
+                                  kColours[p % std::size(kColours)], quoted(w.policies[p])));
+    }
+    f.body += "plot ";
+    for (std::size_t i = 0; i < plots.size(); ++i) f.body += (i ? ", " : "") + plots[i];
+    f.body += "\n";
+  }
+  f.body += "unset multiplot\n";
+  s.figures.push_back(std::move(f));
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string summary_markdown(const Json& config, const CsvTable& summary) {
+  std::string out = intro_markdown(config);
+  for (const Section& s : summary_sections(config, summary)) {
+    out += "\n## " + s.heading + "\n";
+    for (const Table& t : s.tables) out += fmt::format("\n{}", markdown_table(t));
+  }
+  return out;
+}
+
+ReportOutcome make_report(const std::string& dir_text, const ReportOptions& options) {
+  const fs::path dir(dir_text);
+  Json config;
+  try {
+    config = Json::parse(read_text(dir / "config.json"));
+    workloads(config);
+    baselines(config);
+  } catch (const InputError&) {
+    throw InputError(dir_text + ": not an experiment folder (no config.json; run `rltune experiment` first)");
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: unreadable experiment config: {}", (dir / "config.json").string(), e.what()));
+  }
+  const CsvTable runs = CsvTable::read((dir / "runs.csv").string());
+  const CsvTable summary_csv = CsvTable::read((dir / "summary.csv").string());
+  const CsvTable cdf = CsvTable::read((dir / "cdf.csv").string());
+  const CsvTable series = CsvTable::read((dir / "timeseries.csv").string());
+  const Summary summary(summary_csv);
+  const auto infos = workloads(config);
+
+  Script script;
+  std::vector<std::vector<std::string>> figures_of(infos.size());
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const std::size_t before = script.figures.size();
+    box_figure(script, infos[i], runs);
+    for (const auto& b : baselines(config)) improvement_figure(script, infos[i], summary, b);
+    cdf_figure(script, infos[i], cdf);
+    timeline_figure(script, infos[i], series);
+    for (std::size_t f = before; f < script.figures.size(); ++f) figures_of[i].push_back(script.figures[f].name);
+  }
+
+  const fs::path figures = dir / "figures";
+  std::error_code ec;
+  fs::create_directories(figures, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
+  std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
+  text += "set encoding utf8\n";
+  for (std::size_t i = 0; i < std::size(kColours); ++i) text += fmt::format("set linetype {} lc rgb '{}'\n", i + 1, kColours[i]);
+  text += "set linetype cycle " + std::to_string(std::size(kColours)) + "\n";
+  text += script.data;
+  for (const Figure& f : script.figures)
+    for (const auto& [terminal, ext] : {std::pair{"pngcairo", "png"}, std::pair{"svg", "svg"}}) {
+      text += fmt::format("\n# {}\nset terminal {} size {},{} font \"DejaVu Sans,11\" noenhanced{}\n", f.name, terminal, f.width,
+                          f.height, std::string(ext) == "svg" ? " background rgb 'white'" : "");
+      text += fmt::format("set output {}\n", quoted((figures / (f.name + "." + ext)).string()));
+      text += f.body + "unset output\n";
+    }
+  const fs::path gp = figures / "figures.gp", log = figures / "gnuplot.log";
+  write_file(gp.string(), text);
+  const int status = std::system(
+      fmt::format("{} {} >{} 2>&1", shell_quoted(options.gnuplot), shell_quoted(gp.string()), shell_quoted(log.string())).c_str());
+  if (status != 0) {
+    const bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
+    if (missing)
+      throw InputError(fmt::format("{} not found: install gnuplot (Debian: apt-get install gnuplot-nox)", options.gnuplot));
+    std::string tail = read_text(log);
+    if (tail.size() > 2000) tail = "..." + tail.substr(tail.size() - 2000);
+    throw InputError(fmt::format("gnuplot failed on {} (see {}):\n{}", gp.string(), log.string(), tail));
+  }
+
+  ReportOutcome outcome;
+  for (const Figure& f : script.figures) {
+    for (const char* ext : {".png", ".svg"})
+      if (!fs::exists(figures / (f.name + ext)) || fs::file_size(figures / (f.name + ext)) == 0)
+        throw InputError(fmt::format("gnuplot wrote no {} (see {})", (figures / (f.name + ext)).string(), log.string()));
+    outcome.figures.push_back(f.name);
+  }
+  std::map<std::string, const Figure*> by_name;
+  for (const Figure& f : script.figures) by_name[f.name] = &f;
+
+  const auto sections = summary_sections(config, summary_csv);
+  std::string md = intro_markdown(config);
+  std::string body;
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    md += "\n## " + sections[i].heading + "\n";
+    body += "<section>\n<h2>" + html_escape(sections[i].heading) + "</h2>\n";
+    for (const Table& t : sections[i].tables) {
+      md += fmt::format("\n{}", markdown_table(t));
+      body += "<table>\n<caption>" + html_escape(t.caption) + "</caption>\n<tr>";
+      for (const auto& h : t.header) body += "<th>" + html_escape(h) + "</th>";
+      body += "</tr>\n";
+      for (const auto& row : t.rows) {
+        body += "<tr>";
+        for (const auto& cell : row) body += "<td>" + html_escape(cell) + "</td>";
+        body += "</tr>\n";
+      }
+      body += "</table>\n";
+    }
+    for (const auto& name : figures_of[i]) {
+      const Figure& f = *by_name.at(name);
+      md += fmt::format("\n![{}](figures/{}.png)\n\n*{}*\n", f.title, f.name, f.title);
+      body += fmt::format("<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{}</figcaption></figure>\n",
+                          html_escape(f.title), base64(read_text(figures / (f.name + ".svg"))), html_escape(f.title));
+    }
+    body += "</section>\n";
+  }
+  const std::string title = config.value("name", std::string("experiment"));
+  std::string intro = intro_markdown(config);
+  intro = intro.substr(intro.find("\n\n") + 2);  // without the "# name" heading
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<title>" + html_escape(title) + " - rltune report</title>\n<style>\n"
+          "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\n"
+          "h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\n"
+          "table{border-collapse:collapse;margin:1em 0;font-size:0.92em}caption{text-align:left;font-weight:bold;padding:0.3em 0}\n"
+          "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}th:first-child,td:first-child{text-align:left}\n"
+          "th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}\n"
+          "figure{margin:1.5em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:0.9em;color:#555}\n"
+          "</style>\n</head>\n<body>\n";
+  html += "<h1>" + html_escape(title) + "</h1>\n";
+  for (std::string_view rest = intro; !rest.empty();) {
+    const auto end = rest.find("\n\n");
+    const std::string_view para = rest.substr(0, end);
+    if (!para.empty() && para != "\n") html += "<p>" + html_escape(std::string(para)) + "</p>\n";
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 2);
+  }
+  html += body + "</body>\n</html>\n";
+  write_file((dir / "report.md").string(), md);
+  write_file((dir / "report.html").string(), html);
+  return outcome;
+}
+
+}  // namespace rltune::report

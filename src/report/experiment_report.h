@@ -1,0 +1,41 @@
+#pragma once
+// Reports of an experiment folder (written by `rltune experiment`): the summary tables in Markdown and
+// HTML, and figures rendered with gnuplot. Reads only the folder's files (config.json, runs.csv,
+// summary.csv, cdf.csv, timeseries.csv), so a report can be made again, or elsewhere, at any time.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/outputs.h"
+
+namespace rltune::report {
+
+// A CSV file with a header row, read whole. InputError names the file when it is missing or malformed.
+struct CsvTable {
+  std::string source;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  static CsvTable parse(const std::string& text, const std::string& source);
+  static CsvTable read(const std::string& path);
+  // Index of a column; InputError naming the file when absent.
+  std::size_t column(const std::string& name) const;
+};
+
+// summary.md: the experiment's name and description, then per workload a table of means over windows
+// and, per baseline, a table of improvements with their 95% intervals. `config` is config.json.
+std::string summary_markdown(const Json& config, const CsvTable& summary);
+
+struct ReportOptions {
+  std::string gnuplot = "gnuplot";  // the program that renders the figures
+};
+
+struct ReportOutcome {
+  std::vector<std::string> figures;  // base names under figures/, each written as .png and .svg
+};
+
+// Writes DIR/figures/*.png and *.svg (with the gnuplot script that drew them, figures.gp), DIR/report.md
+// and DIR/report.html (one self-contained page: inline SVG figures and tables, no external files).
+// InputError when the folder is not a finished experiment or gnuplot is missing or fails.
+ReportOutcome make_report(const std::string& dir, const ReportOptions& options = {});
+
+}  // namespace rltune::report

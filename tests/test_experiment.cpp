@@ -1,0 +1,379 @@
+// `rltune experiment` and `rltune report`: config parsing, pairing, determinism across --jobs, resume,
+// failed runs, the paired bootstrap, and the report files (checked by content).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "experiment/config.h"
+#include "experiment/runner.h"
+#include "experiment/stats.h"
+#include "helpers.h"
+#include "policy/registry.h"
+#include "report/experiment_report.h"
+#include "rl/rl_policy.h"
+
+namespace rltune {
+namespace {
+
+namespace fs = std::filesystem;
+using experiment::Config;
+using testing::TempDir;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Two small generated workloads, three heuristics and one with backfilling; 4 windows of 64 jobs.
+const char* kConfig = R"(name: tiny
+description: a small test experiment
+seed: 3
+windows: {count: 4, length: 64, split: all}
+policies: [fcfs, sjf, {name: f1-bf, priority: f1, backfill: true}]
+baselines: [fcfs, sjf]
+timeseries_windows: 2
+bootstrap: 200
+workloads:
+  - cluster: helios
+    trace: {generate: {like: helios, jobs: 600, load: 0.9}}
+  - cluster: philly
+    trace: {generate: {jobs: 600, load: 8}}
+    windows: {count: 3}
+    policies: [uni@defrag]
+)";
+
+Config parse(const std::string& text, const std::string& file = "/tmp/exp/test.yaml") {
+  policy::register_builtins();
+  rl::register_rl_policy();
+  return experiment::parse_config(text, file);
+}
+
+// The InputError message of parsing `text`.
+std::string config_error(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ExperimentConfig, ParsesPoliciesWorkloadsAndDefaults) {
+  const Config c = parse(kConfig);
+  EXPECT_EQ(c.name, "tiny");
+  EXPECT_EQ(c.seed, 3u);
+  ASSERT_EQ(c.workloads.size(), 2u);
+  const auto& h = c.workloads[0];
+  EXPECT_EQ(h.cluster_label, "helios");
+  EXPECT_EQ(h.trace.label, "generated-helios");
+  EXPECT_EQ(h.trace.jobs, 600);
+  EXPECT_EQ(h.trace.seed, 3u);  // the config's seed
+  EXPECT_EQ(h.windows.count, 4);
+  EXPECT_EQ(h.windows.length, 64);
+  ASSERT_EQ(h.policies.size(), 3u);
+  EXPECT_EQ(h.policies[2].label, "f1-bf");
+  EXPECT_EQ(h.policies[2].profile.priority, "f1");
+  EXPECT_TRUE(h.policies[2].profile.backfill);
+  const auto& p = c.workloads[1];
+  EXPECT_EQ(p.windows.count, 3);   // its own key
+  EXPECT_EQ(p.windows.length, 64);  // the config's
+  ASSERT_EQ(p.policies.size(), 4u);
+  EXPECT_EQ(p.policies[3].label, "uni/defrag");
+  EXPECT_EQ(p.policies[3].profile.placement, "defrag");
+  EXPECT_EQ((std::vector<std::string>{"fcfs", "sjf"}), c.baselines);
+  EXPECT_EQ(c.effective["workloads"][1]["policies"][3]["placement"], "defrag");
+}
+
+TEST(ExperimentConfig, ResolvesPathsAgainstTheConfigFolder) {
+  TempDir dir;
+  std::ofstream(fs::path(dir.path) / "jobs.csv") << "job_id,submit_time,duration,num_gpus\n1,0,100,1\n2,5,50,2\n";
+  const Config c = parse("workloads: [{cluster: helios, trace: {files: jobs.csv}}]\npolicies: [fcfs]\n",
+                         (fs::path(dir.path) / "exp.yaml").string());
+  ASSERT_EQ(c.workloads[0].trace.files.size(), 1u);
+  EXPECT_EQ(c.workloads[0].trace.files[0], (fs::path(dir.path) / "jobs.csv").string());
+  EXPECT_EQ(c.workloads[0].trace.label, "jobs");
+  EXPECT_EQ(c.baselines, std::vector<std::string>{"fcfs"});  // default: the first policy
+}
+
+TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {
+  const std::string base = "policies: [fcfs]\nworkloads:\n  - cluster: helios\n";
+  {
+    const std::string e = config_error(base + "    trace: {generat: {jobs: 10}}\n");
+    EXPECT_NE(e.find("test.yaml:4"), std::string::npos) << e;
+    EXPECT_NE(e.find("workloads[0].trace.generat"), std::string::npos) << e;
+    EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs, nosuch]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("test.yaml:1"), std::string::npos) << e;
+    EXPECT_NE(e.find("policies[1]"), std::string::npos) << e;
+    EXPECT_NE(e.find("nosuch"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs@nowhere]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("policies[0]"), std::string::npos) << e;
+    EXPECT_NE(e.find("nowhere"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs]\nbaselines: [sjf]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("baselines[0]"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs, fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("appears twice"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [\"rl:no/such/model\"]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("test.yaml:1"), std::string::npos) << e;
+    EXPECT_NE(e.find("policies[0]"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs]\nworkloads: [{cluster: nocluster, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("workloads[0].cluster"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs]\nwindows: {count: 0}\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("windows.count"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs]\nworkloads: [{cluster: helios}]\n");
+    EXPECT_NE(e.find("needs a trace"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [{priority: sjf, milp: {alpha: x}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("policies[0].milp.alpha"), std::string::npos) << e;
+  }
+}
+
+TEST(ExperimentRunner, BadTraceOrWindowFailsBeforeAnyRun) {
+  TempDir dir;
+  // A missing trace file: the message names the workload's line.
+  {
+    const Config c = parse("policies: [fcfs]\nworkloads:\n  - cluster: helios\n    trace: {files: missing.csv}\n",
+                           (fs::path(dir.path) / "exp.yaml").string());
+    try {
+      experiment::run_experiment(c, dir.path + "/out1", {});
+      FAIL() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("exp.yaml:3"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("missing.csv"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir.path + "/out1/runs"));
+  }
+  // Windows longer than the trace's split.
+  {
+    const Config c = parse("policies: [fcfs]\nwindows: {length: 5000}\nworkloads: [{cluster: helios, trace: {generate: {jobs: 300}}}]\n",
+                           (fs::path(dir.path) / "exp.yaml").string());
+    try {
+      experiment::run_experiment(c, dir.path + "/out2", {});
+      FAIL() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("exp.yaml:2"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir.path + "/out2/runs"));
+  }
+}
+
+const char* kOutputs[] = {"runs.csv", "summary.csv", "summary.md", "cdf.csv", "timeseries.csv", "config.json"};
+
+TEST(ExperimentRunner, PairedWindowsAndTheSameResultsWhateverJobs) {
+  const Config c = parse(kConfig);
+  TempDir one("one"), three("three");
+  const auto o1 = experiment::run_experiment(c, one.path, {.jobs = 1, .progress = false});
+  const auto o3 = experiment::run_experiment(c, three.path, {.jobs = 3, .progress = false});
+  EXPECT_EQ(o1.runs, 4u * 3 + 3u * 4);
+  EXPECT_EQ(o1.failed, 0u);
+  EXPECT_EQ(o3.runs, o1.runs);
+  for (const char* f : kOutputs) EXPECT_EQ(read(fs::path(one.path) / f), read(fs::path(three.path) / f)) << f;
+
+  // Pairing: every policy of a workload ran the same windows with the same jobs; the fcfs row is what
+  // a direct simulation of that window gives.
+  const auto runs = report::CsvTable::read(one.path + "/runs.csv");
+  const std::size_t cc = runs.column("cluster"), wc = runs.column("window"), pc = runs.column("policy"),
+                    tc = runs.column("jobs_total"), ac = runs.column("avg_wait_s");
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> windows;  // cluster -> policy -> windows
+  for (const auto& r : runs.rows) {
+    windows[r[cc]][r[pc]].push_back(r[wc]);
+    EXPECT_EQ(r[tc], "64");
+  }
+  for (const auto& [cluster, by_policy] : windows)
+    for (const auto& [policy, list] : by_policy) EXPECT_EQ(list, by_policy.begin()->second) << cluster << " " << policy;
+  EXPECT_EQ(windows["helios"]["fcfs"].size(), 4u);
+  EXPECT_EQ(windows["philly-paper"]["uni/defrag"].size(), 3u);
+
+  testing::GeneratedWorkload g("helios", 600, 0.9, 3);
+  const std::string first = windows["helios"]["fcfs"][0];
+  const std::size_t start = std::stoul(first.substr(0, first.find(':')));
+  auto fcfs = policy::make_profile({});
+  const auto direct = metrics::summarize(experiment::run_window(g.cluster, {g.trace.jobs.data() + start, 64}, {}, *fcfs, first));
+  for (const auto& r : runs.rows)
+    if (r[cc] == "helios" && r[pc] == "fcfs" && r[wc] == first) {
+      EXPECT_DOUBLE_EQ(std::stod(r[ac]), direct.avg_wait_s);
+    }
+
+  // Time series for the first two windows of each workload, per policy.
+  const auto series = report::CsvTable::read(one.path + "/timeseries.csv");
+  std::set<std::string> seen;
+  for (const auto& r : series.rows) seen.insert(r[0] + "|" + r[2] + "|" + r[3]);
+  EXPECT_EQ(seen.size(), 2u * 3 + 2u * 4);
+}
+
+TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {
+  const Config c = parse(kConfig);
+  TempDir full("full"), part("part");
+  experiment::run_experiment(c, full.path, {.jobs = 2, .progress = false});
+  experiment::run_experiment(c, part.path, {.jobs = 2, .progress = false});
+  // An interrupted run: some run files never written, no outputs yet.
+  std::size_t removed = 0;
+  for (const auto& entry : fs::directory_iterator(part.path + "/runs"))
+    if (entry.path().filename().string().find("k0001") != std::string::npos) fs::remove(entry.path()), ++removed;
+  for (const char* f : {"runs.csv", "summary.csv", "summary.md", "cdf.csv", "timeseries.csv"}) fs::remove(fs::path(part.path) / f);
+  ASSERT_GT(removed, 0u);
+
+  // Without --resume the folder is refused.
+  EXPECT_THROW(experiment::run_experiment(c, part.path, {.jobs = 2, .progress = false}), InputError);
+  const auto o = experiment::run_experiment(c, part.path, {.jobs = 1, .resume = true, .progress = false});
+  EXPECT_EQ(o.reused, o.runs - removed);
+  for (const char* f : kOutputs) EXPECT_EQ(read(fs::path(full.path) / f), read(fs::path(part.path) / f)) << f;
+
+  // A different config may not resume into it.
+  Config other = parse(std::string(kConfig).replace(std::string(kConfig).find("seed: 3"), 7, "seed: 4"));
+  EXPECT_THROW(experiment::run_experiment(other, part.path, {.resume = true, .progress = false}), InputError);
+}
+
+// A priority policy that throws in the middle of a run.
+class Exploding final : public policy::PriorityPolicy {
+ public:
+  std::span<const JobIndex> order(const sim::Engine& engine) override {
+    if (engine.now() > 0) throw std::runtime_error("boom at t>0");
+    order_.assign(engine.queue().begin(), engine.queue().end());
+    return order_;
+  }
+
+ private:
+  std::vector<JobIndex> order_;
+};
+
+TEST(ExperimentRunner, AFailedRunIsRecordedAndTheOthersComplete) {
+  policy::register_builtins();
+  static bool registered = false;
+  if (!registered) {
+    policy::register_priority({"test-exploding", "throws during a run",
+                               [](const std::string&, const policy::PriorityOptions&) { return std::make_unique<Exploding>(); }});
+    registered = true;
+  }
+  const Config c = parse("seed: 2\nwindows: {count: 2, length: 32}\npolicies: [fcfs, test-exploding]\n"
+                         "workloads: [{cluster: helios, trace: {generate: {jobs: 300}}}]\n");
+  TempDir out;
+  const auto o = experiment::run_experiment(c, out.path, {.jobs = 2, .progress = false});
+  EXPECT_EQ(o.runs, 4u);
+  EXPECT_EQ(o.failed, 2u);
+  const auto runs = report::CsvTable::read(out.path + "/runs.csv");
+  const std::size_t pc = runs.column("policy"), sc = runs.column("status"), ec = runs.column("error");
+  for (const auto& r : runs.rows) {
+    EXPECT_EQ(r[sc], r[pc] == "fcfs" ? "completed" : "failed");
+    if (r[pc] != "fcfs") {
+      EXPECT_NE(r[ec].find("boom"), std::string::npos);
+    }
+  }
+  // The summary counts only completed windows; no pair exists for the failed policy.
+  const auto summary = report::CsvTable::read(out.path + "/summary.csv");
+  for (const auto& r : summary.rows)
+    if (r[summary.column("policy")] == "test-exploding") {
+      EXPECT_EQ(r[summary.column("windows")], "0");
+    }
+}
+
+TEST(PairedBootstrap, HandComputedCases) {
+  // Two windows: resamples are {1,1} (+50%), {1,2} or {2,1} (+16.7%), {2,2} (0%), each end with
+  // probability 1/4 > 2.5%: the interval is exactly [0, 50].
+  const std::vector<double> base{10, 20}, pol{5, 20};
+  const auto i = experiment::paired_improvement(base, pol, true, 2000, 1);
+  EXPECT_TRUE(i.defined);
+  EXPECT_EQ(i.windows, 2u);
+  EXPECT_NEAR(i.pct, 100.0 * 5 / 30, 1e-12);
+  EXPECT_DOUBLE_EQ(i.ci_low, 0);
+  EXPECT_DOUBLE_EQ(i.ci_high, 50);
+  // A constant ratio: every resample gives it.
+  const auto c = experiment::paired_improvement(std::vector<double>{10, 20, 40}, std::vector<double>{5, 10, 20}, true, 500, 7);
+  EXPECT_DOUBLE_EQ(c.pct, 50);
+  EXPECT_DOUBLE_EQ(c.ci_low, 50);
+  EXPECT_DOUBLE_EQ(c.ci_high, 50);
+  // Higher is better (utilisation): 0.5 -> 0.6 is +20%.
+  const auto u = experiment::paired_improvement(std::vector<double>{0.5}, std::vector<double>{0.6}, false, 100, 1);
+  EXPECT_NEAR(u.pct, 20, 1e-12);
+  // Undefined against a zero baseline, zero when both are zero.
+  EXPECT_FALSE(experiment::paired_improvement(std::vector<double>{0, 0}, std::vector<double>{1, 0}, true, 100, 1).defined);
+  const auto z = experiment::paired_improvement(std::vector<double>{0}, std::vector<double>{0}, true, 100, 1);
+  EXPECT_TRUE(z.defined);
+  EXPECT_EQ(z.pct, 0);
+  // Seeded: the same interval twice.
+  const std::vector<double> b{3, 9, 4, 7, 12}, p{2, 8, 5, 3, 6};
+  const auto a1 = experiment::paired_improvement(b, p, true, 1000, 5), a2 = experiment::paired_improvement(b, p, true, 1000, 5);
+  EXPECT_EQ(a1.ci_low, a2.ci_low);
+  EXPECT_EQ(a1.ci_high, a2.ci_high);
+  EXPECT_LT(a1.ci_low, a1.pct);
+  EXPECT_GT(a1.ci_high, a1.pct);
+}
+
+bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
+
+TEST(ExperimentReport, WritesValidFiguresAndPages) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)";
+  const Config c = parse(kConfig);
+  TempDir out;
+  experiment::run_experiment(c, out.path, {.jobs = 2, .progress = false});
+  const auto r = report::make_report(out.path);
+  // Per workload: boxes, improvement over each of 2 baselines, CDF, timeline.
+  ASSERT_EQ(r.figures.size(), 2u * 5);
+  const fs::path figures = fs::path(out.path) / "figures";
+  for (const auto& name : r.figures) {
+    const std::string png = read(figures / (name + ".png"));
+    ASSERT_GT(png.size(), 1000u) << name;
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << name;
+    EXPECT_EQ(png.substr(12, 4), "IHDR") << name;
+    const auto be32 = [&](std::size_t at) {
+      return (static_cast<unsigned char>(png[at]) << 24) | (static_cast<unsigned char>(png[at + 1]) << 16) |
+             (static_cast<unsigned char>(png[at + 2]) << 8) | static_cast<unsigned char>(png[at + 3]);
+    };
+    EXPECT_GE(be32(16), 800u) << name;  // width
+    EXPECT_GE(be32(20), 400u) << name;  // height
+    EXPECT_NE(png.find("IEND"), std::string::npos) << name;
+    const std::string svg = read(figures / (name + ".svg"));
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << name;
+    EXPECT_NE(svg.find("</svg>"), std::string::npos) << name;
+    EXPECT_NE(svg.find("<path"), std::string::npos) << name;
+    EXPECT_NE(svg.find("fcfs"), std::string::npos) << name;  // the policies are labelled
+  }
+  const std::string html = read(fs::path(out.path) / "report.html");
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_NE(html.find("<table>"), std::string::npos);
+  EXPECT_NE(html.find("<td>f1-bf</td>"), std::string::npos);
+  std::size_t images = 0;
+  for (std::size_t at = html.find("data:image/svg+xml;base64,"); at != std::string::npos;
+       at = html.find("data:image/svg+xml;base64,", at + 1))
+    ++images;
+  EXPECT_EQ(images, r.figures.size());
+  EXPECT_EQ(html.find("src=\"figures/"), std::string::npos);  // self-contained: no external files
+  const std::string md = read(fs::path(out.path) / "report.md");
+  EXPECT_NE(md.find("| f1-bf |"), std::string::npos);
+  EXPECT_NE(md.find("](figures/boxes-helios-generated-helios.png)"), std::string::npos);
+  EXPECT_NE(md.find("Improvement over sjf"), std::string::npos);
+}
+
+TEST(ExperimentReport, RefusesAFolderThatIsNotAnExperiment) {
+  TempDir out;
+  EXPECT_THROW(report::make_report(out.path), InputError);
+}
+
+}  // namespace
+}  // namespace rltune
