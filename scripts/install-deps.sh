@@ -1,9 +1,11 @@
 #!/bin/sh
 # Installs the Debian 12 packages rltune needs, only when some are missing (recommends stay out:
-# they add hundreds of MB). Needs root, or sudo when available.
+# they add hundreds of MB). Needs root, or sudo when available. gnuplot-nox draws `rltune report`; munge,
+# slurmctld and slurmd run the real Slurm of the `rltune slurm` test (the advisor itself needs only slurm-client).
 set -eu
 PACKAGES="g++ make cmake pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
-libglpk-dev libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev libopenblas0-pthread libeigen3-dev gnuplot-nox"
+libglpk-dev libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev libopenblas0-pthread libeigen3-dev gnuplot-nox
+munge slurmctld slurmd slurm-client"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

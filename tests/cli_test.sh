@@ -195,6 +195,11 @@ if command -v gnuplot >/dev/null; then
 fi
 expect 2 "not an experiment folder" -- report "$TMP"
 
+# slurm: bad options, and a cycle whose Slurm commands cannot run is skipped (exit 1 with --once).
+expect 2 "--interval '5x'" -- slurm --interval 5x --once
+expect 2 "--log-format" -- slurm --log-format xml --once
+expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm-bin-dir "$TMP/no-slurm-here"
+
 # The shipped model runs in the embedded default (make run) without LibTorch.
 MODELS="$(dirname "$0")/../models"
 expect 0 "rl:.*helios-fcfs-bsld-extended/milp .* 300 " -- simulate --cluster helios --seed 2 --blocking pool --sample-jobs 300 \

@@ -86,6 +86,7 @@ Command add_export(CLI::App& app);  // rltune-train only
 Command add_evaluate(CLI::App& app);
 Command add_experiment(CLI::App& app);
 Command add_report(CLI::App& app);
+Command add_slurm(CLI::App& app);
 Command add_trace_stats(CLI::App& app);
 Command add_policies(CLI::App& app);
 Command add_generate(CLI::App& app);

@@ -47,6 +47,6 @@ int main(int argc, char** argv) {
   using namespace rltune::cli;
   const std::string_view command = subcommand(argc, argv);
   if (command == "train" || command == "export") return run_learner(argv);
-  return run_app(argc, argv, {add_simulate, add_evaluate, add_experiment, add_report, add_trace_stats, add_policies, add_generate, add_convert,
+  return run_app(argc, argv, {add_simulate, add_evaluate, add_experiment, add_report, add_slurm, add_trace_stats, add_policies, add_generate, add_convert,
                               add_cluster_from, add_learner_commands});
 }

@@ -47,6 +47,7 @@ class ProfileScheduler final : public sim::Scheduler {
   void decide(sim::Engine& engine) override;
   const ProfileOptions& options() const { return options_; }
   const PlacementPolicy& placement() const { return *placement_; }
+  PriorityPolicy& priority() { return *priority_; }
 
  private:
   // Earliest time (by estimates) at which `job` fits in `pool`, releasing running jobs in order of estimated end.

@@ -124,6 +124,34 @@ std::string Engine::start(JobIndex j, const cluster::Placement& placement) {
   return "";
 }
 
+void Engine::resume(Seconds now, std::span<const Running> running) {
+  RLTUNE_CHECK(!started_, "resume() comes before the engine has run");
+  started_ = true;
+  now_ = now;
+  for (const Running& r : running) {
+    RLTUNE_CHECK(r.job >= 0 && r.job < static_cast<JobIndex>(jobs_.size()), "resume: job index out of range");
+    SimJob& job = jobs_[r.job];
+    if (job.spec->submit > now || r.start > now)
+      throw InputError(fmt::format("job {}: running but submitted or started after now ({})", job.spec->id, now));
+    if (job.state != JobState::pending) throw InputError(fmt::format("job {}: listed as running twice", job.spec->id));
+    const std::vector<PoolId> pools{r.placement.pool};
+    const std::string problem = cluster_.validate(r.placement, job.spec->gpus, pools);
+    if (!problem.empty()) throw InputError(fmt::format("running job {}: {}", job.spec->id, problem));
+    cluster_.allocate(r.placement);
+    job.placement = r.placement;
+    job.state = JobState::running;
+    job.start = r.start;
+    job.end = std::max(now + 1, r.start + job.spec->duration);
+    running_.push_back(r.job);
+    completions_.push({job.end, r.job});
+  }
+  const auto n = static_cast<JobIndex>(jobs_.size());
+  while (next_arrival_ < n && specs_[next_arrival_].submit <= now) {
+    if (jobs_[next_arrival_].state != JobState::running) arrive(next_arrival_);
+    ++next_arrival_;
+  }
+}
+
 void Engine::run(Scheduler& scheduler) {
   using Clock = std::chrono::steady_clock;
   scheduler.begin_run(*this);

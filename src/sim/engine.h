@@ -83,6 +83,18 @@ class Engine {
   // job has ended.
   bool advance();
 
+  // A live cluster instead of a replay (the Slurm advisor): the clock starts at `now`; every job
+  // submitted by then is queued, except the `running` ones, which hold their placements since `start`
+  // and end at start + duration (at the earliest now + 1: an overdue job is still running). Call it
+  // once, instead of advance(), before anything else; the scheduler may then decide at `now`.
+  // InputError when a placement does not fit the cluster or a job is not submitted by `now`.
+  struct Running {
+    JobIndex job;
+    cluster::Placement placement;
+    Seconds start;
+  };
+  void resume(Seconds now, std::span<const Running> running);
+
   // ---- read-only view for schedulers ----
   Seconds now() const { return now_; }
   std::span<const JobIndex> queue() const { return queue_; }      // arrival order

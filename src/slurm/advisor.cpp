@@ -1,0 +1,219 @@
+#include "slurm/advisor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.h"
+#include "policy/registry.h"
+
+namespace rltune::slurm {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool in_partition(const Node& n, const std::string& partition) {
+  return partition.empty() || std::find(n.partitions.begin(), n.partitions.end(), partition) != n.partitions.end();
+}
+
+// Records which jobs the profile starts now.
+class StartRecorder final : public sim::Observer {
+ public:
+  std::vector<JobIndex> started;
+  void on_start(Seconds, JobIndex job) override { started.push_back(job); }
+};
+
+}  // namespace
+
+cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::ClusterSpec* cluster_map,
+                                std::vector<std::string>& node_names) {
+  cluster::ClusterSpec spec;
+  spec.name = cluster_map ? cluster_map->name : "slurm";
+  spec.source = cluster_map ? cluster_map->source : "slurm";
+  node_names.clear();
+  const auto add_pool = [&](cluster::PoolSpec pool, const std::vector<const Node*>& members) {
+    if (members.empty()) return;
+    pool.nodes = static_cast<int>(members.size());
+    pool.first_node = static_cast<NodeId>(node_names.size());
+    for (const Node* n : members) node_names.push_back(n->name);
+    spec.pools.push_back(std::move(pool));
+  };
+  if (cluster_map) {
+    std::vector<bool> taken(nodes.size(), false);
+    for (const cluster::PoolSpec& p : cluster_map->pools) {
+      std::vector<const Node*> members;
+      for (std::size_t i = 0; i < nodes.size() && static_cast<int>(members.size()) < p.nodes; ++i)
+        if (!taken[i] && lower(nodes[i].gpu_type) == lower(p.gpu_type) && nodes[i].gpus == p.gpus_per_node) {
+          taken[i] = true;
+          members.push_back(&nodes[i]);
+        }
+      cluster::PoolSpec pool = p;
+      if (!members.empty()) pool.gpu_type = members.front()->gpu_type;  // Slurm's spelling, as jobs ask for it
+      add_pool(pool, members);
+    }
+  } else {
+    std::map<std::pair<std::string, int>, std::vector<const Node*>> shapes;  // (type, GPUs per node), sorted
+    std::map<std::string, int> shapes_of_type;
+    for (const Node& n : nodes) {
+      auto& members = shapes[{n.gpu_type, n.gpus}];
+      if (members.empty()) ++shapes_of_type[n.gpu_type];
+      members.push_back(&n);
+    }
+    for (const auto& [shape, members] : shapes) {
+      cluster::PoolSpec pool;
+      const std::string type = shape.first.empty() ? "gpu" : shape.first;
+      pool.name = shapes_of_type[shape.first] > 1 ? fmt::format("{}-{}", type, shape.second) : type;
+      pool.gpu_type = shape.first;
+      pool.gpus_per_node = shape.second;
+      add_pool(pool, members);
+    }
+  }
+  return spec;
+}
+
+Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs, long long now, const AdvisorOptions& o) {
+  Decision d;
+  d.now = now;
+  // The view: usable GPU nodes of the partition.
+  std::vector<Node> nodes;
+  for (const Node& n : all_nodes)
+    if (n.usable() && n.gpus > 0 && in_partition(n, o.partition)) nodes.push_back(n);
+  std::vector<std::string> node_names;
+  const cluster::ClusterSpec cluster = cluster_of(nodes, o.cluster_map, node_names);
+  for (const auto& p : cluster.pools) d.cluster += fmt::format("{}{}: {} x {}", d.cluster.empty() ? "" : ", ", p.name, p.nodes, p.gpus_per_node);
+  if (cluster.pools.empty()) throw SlurmError("no usable GPU node" + (o.partition.empty() ? "" : " in partition " + o.partition));
+  std::map<std::string, NodeId> node_id;
+  for (std::size_t i = 0; i < node_names.size(); ++i) node_id[node_names[i]] = static_cast<NodeId>(i);
+  std::map<std::string, const Node*> node_by_name;
+  for (const Node& n : nodes) node_by_name[n.name] = &n;
+
+  // Jobs of the view: active jobs on view nodes (they hold GPUs) and managed pending jobs.
+  struct Entry {
+    trace::JobSpec spec;
+    const Job* job = nullptr;  // nullptr: GPUs in use that no listed job explains
+    cluster::Placement placement;
+  };
+  std::vector<Entry> entries;
+  const auto estimate = [&](const Job& j) { return j.time_limit_s > 0 ? j.time_limit_s : o.default_runtime_s; };
+  std::map<std::string, int> explained;  // GPUs per node held by listed jobs
+  for (const Job& j : jobs) {
+    if (j.active()) {
+      cluster::Placement p;
+      bool known = j.gpus > 0 && !j.node_list.empty();
+      for (std::size_t k = 0; known && k < j.node_list.size(); ++k) {
+        const auto it = node_id.find(j.node_list[k]);
+        if (it == node_id.end()) {
+          known = false;
+          break;
+        }
+        const PoolId pool = cluster.pool_of(it->second);
+        if (p.pool >= 0 && p.pool != pool) known = false;
+        p.pool = pool;
+        if (j.gpus_on_node[k] > 0) p.shares.push_back({it->second, j.gpus_on_node[k]});
+      }
+      if (!known || p.shares.empty()) continue;  // no GPUs in the view (or across pools: counted below as unexplained)
+      Entry e;
+      e.spec.id = std::to_string(j.id);
+      e.spec.submit = std::min(j.submit, now);
+      e.spec.duration = std::max<long long>(1, estimate(j));
+      e.spec.gpus = p.gpus();
+      e.spec.requested_time = j.time_limit_s;
+      e.job = &j;
+      e.placement = p;
+      for (const auto& s : p.shares) explained[node_names[static_cast<std::size_t>(s.node)]] += s.gpus;
+      entries.push_back(std::move(e));
+    } else if (j.pending()) {
+      const bool managed = j.gpus > 0 && !j.held() && j.admin_comment.find("rltune=skip") == std::string::npos &&
+                           (o.partition.empty() || j.partition == o.partition);
+      if (!managed) {
+        ++d.left_alone;
+        continue;
+      }
+      Entry e;
+      e.spec.id = std::to_string(j.id);
+      e.spec.submit = std::min(j.submit, now);
+      e.spec.duration = std::max<long long>(1, estimate(j));
+      e.spec.gpus = j.gpus;
+      e.spec.requested_time = j.time_limit_s;
+      e.spec.user = j.user;
+      e.spec.vc = j.partition;
+      if (!j.gpu_type.empty()) e.spec.gpu_types = {j.gpu_type};
+      e.job = &j;
+      entries.push_back(std::move(e));
+    }
+  }
+  // GPUs in use that no listed job explains (hidden jobs, jobs across pools): held until a day from now.
+  for (const auto& [name, id] : node_id) {
+    const int unexplained = node_by_name.at(name)->gpus_used - explained[name];
+    if (unexplained < 0)
+      throw SlurmError(fmt::format("node {}: jobs hold {} GPUs but sinfo reports {} in use", name, explained[name],
+                                   node_by_name.at(name)->gpus_used));
+    if (unexplained == 0) continue;
+    Entry e;
+    e.spec.id = "in-use-on-" + name;
+    e.spec.submit = now;
+    e.spec.duration = o.default_runtime_s;
+    e.spec.gpus = unexplained;
+    e.placement.pool = cluster.pool_of(id);
+    e.placement.shares.push_back({id, unexplained});
+    entries.push_back(std::move(e));
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.spec.submit < b.spec.submit; });
+
+  std::vector<trace::JobSpec> specs;
+  for (const Entry& e : entries) specs.push_back(e.spec);
+  sim::Engine engine(cluster, specs, {.runtime = o.runtime});
+  std::vector<sim::Engine::Running> running;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (!entries[i].placement.shares.empty())
+      running.push_back({static_cast<JobIndex>(i), entries[i].placement, entries[i].job ? std::min(entries[i].job->start, now) : now});
+  try {
+    engine.resume(now, running);
+  } catch (const InputError& e) {
+    throw SlurmError(std::string("the reading is inconsistent: ") + e.what());
+  }
+
+  auto scheduler = policy::make_profile(o.profile);
+  scheduler->begin_run(engine);
+  for (const JobIndex j : scheduler->priority().order(engine))
+    if (engine.job(j).state == sim::JobState::queued) d.order.push_back(entries[static_cast<std::size_t>(j)].job->id);
+  for (std::size_t i = 0; i < entries.size(); ++i)  // pending jobs the view can never run: not reordered
+    if (engine.job(static_cast<JobIndex>(i)).state == sim::JobState::rejected) ++d.left_alone;
+
+  std::map<long long, const Job*> by_id;
+  for (const Job& j : jobs) by_id[j.id] = &j;
+  const auto n = static_cast<long long>(d.order.size());
+  for (long long i = 0; i < n; ++i) {
+    const Job& j = *by_id.at(d.order[static_cast<std::size_t>(i)]);
+    const long long priority = o.priority_base + n - 1 - i;
+    if (j.priority != priority)
+      d.commands.push_back({j.id,
+                            {"scontrol", "update", fmt::format("JobId={}", j.id), fmt::format("Priority={}", priority)},
+                            fmt::format("{} puts it at position {} of {}", o.profile.name(), i + 1, n)});
+  }
+  if (o.placement) {
+    StartRecorder recorder;
+    engine.add_observer(&recorder);
+    scheduler->decide(engine);
+    engine.remove_observer(&recorder);
+    for (const JobIndex j : recorder.started) {
+      std::string list;
+      for (const auto& s : engine.job(j).placement.shares) list += (list.empty() ? "" : ",") + node_names[static_cast<std::size_t>(s.node)];
+      const Job& job = *entries[static_cast<std::size_t>(j)].job;
+      std::string current;
+      for (const auto& r : job.required_nodes) current += (current.empty() ? "" : ",") + r;
+      if (current == list) continue;  // already asked for
+      d.commands.push_back({job.id,
+                            {"scontrol", "update", fmt::format("JobId={}", job.id), "NodeList=" + list},
+                            fmt::format("{} starts it now on {}", o.profile.placement, list)});
+    }
+  }
+  return d;
+}
+
+}  // namespace rltune::slurm

@@ -1,0 +1,58 @@
+#pragma once
+// The Slurm advisor's decision: from one reading of a live cluster, the order in which the scheduler
+// profile would serve the pending GPU jobs, and (with placement) the nodes of the jobs it would start
+// now; as the `scontrol` commands that tell Slurm so. A pure function of its inputs, tested on
+// recorded `sinfo --json` / `squeue --json` answers.
+//
+// Rules (documented in the README):
+// - Only pending jobs with a GPU request, in `partition` when one is given, are reordered. Running
+//   jobs are never touched; they only hold resources in the view.
+// - Held jobs (priority 0 or a JobHeld* reason) and jobs an administrator pinned with
+//   AdminComment=rltune=skip are left alone and are not in the view.
+// - The order becomes a contiguous priority band: the first job gets base + n - 1, the last base.
+//   A job whose priority already has its value gets no command (re-applying changes nothing).
+// - With placement, each job the profile starts now gets `NodeList=` its nodes.
+// - Nodes map onto pools by GPU type (one pool per type and GPUs per node, named like the type), or by
+//   a cluster map (cluster YAML; a pool takes the nodes of its gpu_type in name order).
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "policy/profile.h"
+#include "sim/engine.h"
+#include "slurm/state.h"
+
+namespace rltune::slurm {
+
+struct AdvisorOptions {
+  policy::ProfileOptions profile;       // priority policy, placement, blocking, backfill
+  sim::RuntimeKnowledge runtime = sim::RuntimeKnowledge::requested;  // estimates = time limits
+  bool placement = false;               // also choose nodes for the jobs that can start now
+  std::string partition;                // "" = every partition
+  long long priority_base = 100000;
+  long long default_runtime_s = 86400;  // estimate of a job without a time limit
+  const cluster::ClusterSpec* cluster_map = nullptr;  // nullptr = one pool per GPU type
+};
+
+struct Command {
+  long long job = 0;
+  std::vector<std::string> argv;  // {"scontrol", "update", "JobId=12", "Priority=100004"}
+  std::string why;
+};
+
+struct Decision {
+  long long now = 0;
+  std::vector<long long> order;     // managed pending jobs, first = served first
+  std::vector<Command> commands;    // what to apply, priorities first
+  std::size_t left_alone = 0;       // pending jobs held, pinned, of other partitions or without GPUs
+  std::string cluster;              // pools of the view, e.g. "v100: 4 x 8"
+};
+
+// The view's cluster: pools from the cluster map or by GPU type; `node_names[id]` = Slurm node name.
+cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::ClusterSpec* cluster_map,
+                                std::vector<std::string>& node_names);
+
+// SlurmError when the reading is inconsistent (a running job on an unknown node, more GPUs used than exist).
+Decision decide(const std::vector<Node>& nodes, const std::vector<Job>& jobs, long long now, const AdvisorOptions& options);
+
+}  // namespace rltune::slurm

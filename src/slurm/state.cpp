@@ -1,0 +1,193 @@
+#include "slurm/state.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+namespace rltune::slurm {
+
+namespace {
+
+using Json = nlohmann::json;
+
+bool starts_with_any(const std::string& s, std::initializer_list<const char*> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](const char* p) { return s.starts_with(p); });
+}
+
+// Splits on `sep` outside brackets.
+std::vector<std::string> split_top(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (const char c : s) {
+    if (c == '[' || c == '(') ++depth;
+    if (c == ']' || c == ')') --depth;
+    if (c == sep && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+long long to_number(const std::string& s, const std::string& what) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) throw SlurmError(fmt::format("{}: '{}' is not a number", what, s));
+  return v;
+}
+
+Json parse_document(const std::string& text, const char* list, const char* command) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw SlurmError(fmt::format("{}: not JSON ({})", command, e.what()));
+  }
+  if (!doc.is_object() || !doc.contains(list) || !doc[list].is_array())
+    throw SlurmError(fmt::format("{}: no '{}' list in the answer", command, list));
+  if (doc.contains("errors") && doc["errors"].is_array() && !doc["errors"].empty())
+    throw SlurmError(fmt::format("{}: Slurm reports errors: {}", command, doc["errors"].dump()));
+  return doc;
+}
+
+// A field of `o` of the expected kind; SlurmError naming it otherwise. Slurm writes absent numbers as null.
+template <class T>
+T field(const Json& o, const char* key, const std::string& where, T absent) {
+  if (!o.contains(key)) throw SlurmError(fmt::format("{}: no field '{}'", where, key));
+  const Json& v = o[key];
+  if (v.is_null()) return absent;
+  try {
+    return v.get<T>();
+  } catch (const Json::exception&) {
+    throw SlurmError(fmt::format("{}: field '{}' has the wrong type ({})", where, key, v.dump()));
+  }
+}
+
+}  // namespace
+
+bool Node::usable() const {
+  for (const char* bad : {"down", "drain", "fail", "maint", "future", "unknown", "reboot", "power"})
+    if (state.find(bad) != std::string::npos) return false;
+  return true;
+}
+
+bool Job::held() const { return priority == 0 || reason.starts_with("JobHeld"); }
+
+std::vector<std::string> expand_hostlist(const std::string& list) {
+  std::vector<std::string> out;
+  if (list.empty()) return out;
+  for (const std::string& item : split_top(list, ',')) {
+    const auto open = item.find('[');
+    if (open == std::string::npos) {
+      if (item.empty() || item.find(']') != std::string::npos) throw SlurmError(fmt::format("bad host list '{}'", list));
+      out.push_back(item);
+      continue;
+    }
+    const auto close = item.find(']', open);
+    if (close == std::string::npos) throw SlurmError(fmt::format("bad host list '{}'", list));
+    const std::string prefix = item.substr(0, open), suffix = item.substr(close + 1);
+    for (const std::string& range : split_top(item.substr(open + 1, close - open - 1), ',')) {
+      const auto dash = range.find('-');
+      const std::string lo = range.substr(0, dash), hi = dash == std::string::npos ? lo : range.substr(dash + 1);
+      const long long a = to_number(lo, "host list " + list), b = to_number(hi, "host list " + list);
+      if (b < a || b - a > 100000) throw SlurmError(fmt::format("bad host range '{}' in '{}'", range, list));
+      for (long long k = a; k <= b; ++k) out.push_back(fmt::format("{}{:0{}}{}", prefix, k, lo.size(), suffix));
+    }
+  }
+  return out;
+}
+
+GresGpus parse_gres(const std::string& gres) {
+  GresGpus g;
+  for (std::string entry : split_top(gres, ',')) {
+    entry = entry.substr(0, entry.find('('));  // "(IDX:0-7)", "(S:0-1)"
+    for (const char* prefix : {"gres:", "gres/"})
+      if (entry.starts_with(prefix)) entry = entry.substr(std::string(prefix).size());
+    if (!starts_with_any(entry, {"gpu:", "gpu="}) && entry != "gpu") continue;
+    // gpu[:TYPE]:COUNT, or gpu[:TYPE]=COUNT
+    std::replace(entry.begin(), entry.end(), '=', ':');
+    const auto parts = split_top(entry, ':');
+    if (parts.size() < 2) continue;
+    const long long count = to_number(parts.back(), "GRES '" + gres + "'");
+    if (g.type.empty() && parts.size() >= 3) g.type = parts[1];
+    g.count += static_cast<int>(count);
+  }
+  return g;
+}
+
+std::vector<Node> parse_nodes(const std::string& sinfo_json) {
+  const Json doc = parse_document(sinfo_json, "nodes", "sinfo --json");
+  std::vector<Node> nodes;
+  for (const Json& n : doc["nodes"]) {
+    Node node;
+    node.name = field<std::string>(n, "name", "sinfo node", "");
+    if (node.name.empty()) throw SlurmError("sinfo --json: a node without a name");
+    const std::string where = "sinfo node " + node.name;
+    const GresGpus total = parse_gres(field<std::string>(n, "gres", where, ""));
+    node.gpu_type = total.type;
+    node.gpus = total.count;
+    node.gpus_used = parse_gres(field<std::string>(n, "gres_used", where, "")).count;
+    node.cpus = field<int>(n, "cpus", where, 0);
+    node.cpus_used = field<int>(n, "alloc_cpus", where, 0);
+    node.memory_mib = field<long long>(n, "real_memory", where, 0);
+    node.memory_used_mib = field<long long>(n, "alloc_memory", where, 0);
+    node.state = field<std::string>(n, "state", where, "unknown");
+    for (const auto& flag : n.value("state_flags", Json::array())) node.state += fmt::format("+{}", flag.get<std::string>());
+    std::transform(node.state.begin(), node.state.end(), node.state.begin(), [](unsigned char c) { return std::tolower(c); });
+    node.partitions = field<std::vector<std::string>>(n, "partitions", where, {});
+    if (node.gpus_used > node.gpus) throw SlurmError(fmt::format("{}: {} GPUs used of {}", where, node.gpus_used, node.gpus));
+    nodes.push_back(std::move(node));
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) { return a.name < b.name; });
+  return nodes;
+}
+
+std::vector<Job> parse_jobs(const std::string& squeue_json) {
+  const Json doc = parse_document(squeue_json, "jobs", "squeue --json");
+  std::vector<Job> jobs;
+  for (const Json& j : doc["jobs"]) {
+    Job job;
+    job.id = field<long long>(j, "job_id", "squeue job", 0);
+    if (job.id <= 0) throw SlurmError("squeue --json: a job without an id");
+    const std::string where = fmt::format("squeue job {}", job.id);
+    job.state = field<std::string>(j, "job_state", where, "");
+    job.nodes = std::max(1, field<int>(j, "node_count", where, 1));
+    const GresGpus per_node = parse_gres(field<std::string>(j, "tres_per_node", where, ""));
+    const GresGpus per_job = parse_gres(j.value("tres_per_job", std::string()));
+    if (per_node.count > 0) {
+      job.gpus_per_node = per_node.count;
+      job.gpus = per_node.count * job.nodes;
+      job.gpu_type = per_node.type;
+    } else {
+      job.gpus = per_job.count;
+      job.gpu_type = per_job.type;
+    }
+    job.submit = field<long long>(j, "submit_time", where, 0);
+    job.start = field<long long>(j, "start_time", where, 0);
+    const long long limit_min = field<long long>(j, "time_limit", where, -1);
+    job.time_limit_s = limit_min > 0 ? limit_min * 60 : -1;
+    job.partition = field<std::string>(j, "partition", where, "");
+    job.user = field<std::string>(j, "user_name", where, "");
+    job.priority = field<long long>(j, "priority", where, 0);
+    job.reason = field<std::string>(j, "state_reason", where, "");
+    job.admin_comment = j.value("admin_comment", std::string());
+    job.required_nodes = expand_hostlist(j.value("required_nodes", std::string()));
+    if (job.active()) {
+      job.node_list = expand_hostlist(field<std::string>(j, "nodes", where, ""));
+      const auto detail = j.value("gres_detail", std::vector<std::string>{});
+      for (std::size_t k = 0; k < job.node_list.size(); ++k)
+        job.gpus_on_node.push_back(k < detail.size() ? parse_gres(detail[k]).count : job.gpus_per_node);
+    }
+    jobs.push_back(std::move(job));
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.id < b.id; });
+  return jobs;
+}
+
+}  // namespace rltune::slurm

@@ -1,0 +1,181 @@
+// The Slurm advisor's reading and decision, on answers recorded from a real Slurm 22.05 (4 nodes x 8
+// fake V100s; tests/fixtures/slurm): jobs 7-10 running, 11-16 pending, 15 held by an administrator.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "policy/registry.h"
+#include "slurm/advisor.h"
+#include "slurm/state.h"
+
+namespace rltune {
+namespace {
+
+using slurm::SlurmError;
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(RLTUNE_FIXTURES) + "/slurm/" + name);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+constexpr long long kNow = 1796236400;  // a few seconds after the recording
+
+TEST(SlurmState, ExpandsHostLists) {
+  EXPECT_EQ(slurm::expand_hostlist("n[1-3,7],gpu[08-10],x"),
+            (std::vector<std::string>{"n1", "n2", "n3", "n7", "gpu08", "gpu09", "gpu10", "x"}));
+  EXPECT_EQ(slurm::expand_hostlist("n4"), std::vector<std::string>{"n4"});
+  EXPECT_TRUE(slurm::expand_hostlist("").empty());
+  EXPECT_THROW(slurm::expand_hostlist("n[1-"), SlurmError);
+  EXPECT_THROW(slurm::expand_hostlist("n[3-1]"), SlurmError);
+  EXPECT_THROW(slurm::expand_hostlist("n[a-b]"), SlurmError);
+}
+
+TEST(SlurmState, ParsesGres) {
+  EXPECT_EQ(slurm::parse_gres("gpu:v100:8(S:0-1)").count, 8);
+  EXPECT_EQ(slurm::parse_gres("gpu:v100:8(S:0-1)").type, "v100");
+  EXPECT_EQ(slurm::parse_gres("gres:gpu:2").count, 2);
+  EXPECT_EQ(slurm::parse_gres("gres:gpu:2").type, "");
+  EXPECT_EQ(slurm::parse_gres("gpu:v100:1(IDX:3)").count, 1);
+  EXPECT_EQ(slurm::parse_gres("shard:4,gpu:a100:2(IDX:0-1)").count, 2);
+  EXPECT_EQ(slurm::parse_gres("").count, 0);
+  EXPECT_EQ(slurm::parse_gres("(null)").count, 0);
+  EXPECT_THROW(slurm::parse_gres("gpu:v100:many"), SlurmError);
+}
+
+TEST(SlurmState, ReadsRecordedAnswers) {
+  const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  ASSERT_EQ(nodes.size(), 4u);
+  EXPECT_EQ(nodes[0].name, "n1");
+  EXPECT_EQ(nodes[0].gpu_type, "v100");
+  EXPECT_EQ(nodes[0].gpus, 8);
+  EXPECT_EQ(nodes[0].gpus_used, 1);
+  EXPECT_EQ(nodes[1].gpus_used, 8);
+  EXPECT_EQ(nodes[0].cpus, 32);
+  EXPECT_EQ(nodes[0].memory_mib, 256000);
+  EXPECT_TRUE(nodes[0].usable());
+  EXPECT_EQ(nodes[0].partitions, std::vector<std::string>{"debug"});
+
+  const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  ASSERT_EQ(jobs.size(), 16u);
+  const auto& running = jobs[6];  // job 7: 1 GPU on n1
+  EXPECT_EQ(running.id, 7);
+  EXPECT_TRUE(running.active());
+  EXPECT_EQ(running.node_list, std::vector<std::string>{"n1"});
+  EXPECT_EQ(running.gpus_on_node, std::vector<int>{1});
+  EXPECT_EQ(running.time_limit_s, 120);
+  const auto& multi = jobs[13];  // job 14: 2 nodes x 8 GPUs
+  EXPECT_TRUE(multi.pending());
+  EXPECT_EQ(multi.gpus, 16);
+  EXPECT_EQ(multi.gpus_per_node, 8);
+  EXPECT_EQ(multi.nodes, 2);
+  EXPECT_TRUE(jobs[14].held());   // job 15
+  EXPECT_EQ(jobs[15].gpu_type, "");  // job 16 asked for gpu:2, any type
+  EXPECT_EQ(jobs[11].required_nodes, std::vector<std::string>{"n3"});  // job 12
+  EXPECT_EQ(jobs[12].priority, 4000);  // job 13
+}
+
+TEST(SlurmState, MalformedAnswersAreErrors) {
+  EXPECT_THROW(slurm::parse_nodes("not json"), SlurmError);
+  EXPECT_THROW(slurm::parse_nodes(""), SlurmError);
+  EXPECT_THROW(slurm::parse_nodes(R"({"meta": {}})"), SlurmError);
+  EXPECT_THROW(slurm::parse_jobs(R"({"jobs": [{"job_id": 3}]})"), SlurmError);  // fields missing
+  EXPECT_THROW(slurm::parse_jobs(R"({"errors": [{"error": "x"}], "jobs": []})"), SlurmError);
+  EXPECT_THROW(slurm::parse_nodes(R"({"nodes": [{"name": "a", "gres": "gpu:2", "gres_used": "gpu:5", "cpus": 1,
+      "alloc_cpus": 0, "real_memory": 1, "alloc_memory": 0, "state": "idle", "partitions": []}]})"), SlurmError);
+  EXPECT_THROW(slurm::parse_jobs(R"({"jobs": [{"job_id": "seven"}]})"), SlurmError);
+}
+
+slurm::AdvisorOptions options(const std::string& policy) {
+  policy::register_builtins();
+  slurm::AdvisorOptions o;
+  o.profile.priority = policy;
+  return o;
+}
+
+TEST(SlurmAdvisor, OrdersPendingJobsIntoAPriorityBand) {
+  const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  const auto d = slurm::decide(nodes, jobs, kNow, options("sjf"));
+  // SJF by time limit: 16 (1 min), 12 and 13 (2 min, in arrival order), 14 (3 min), 11 (5 min); 15 is held.
+  EXPECT_EQ(d.order, (std::vector<long long>{16, 12, 13, 14, 11}));
+  EXPECT_EQ(d.left_alone, 1u);
+  EXPECT_EQ(d.cluster, "v100: 4 x 8");
+  ASSERT_EQ(d.commands.size(), 5u);
+  EXPECT_EQ(d.commands[0].argv, (std::vector<std::string>{"scontrol", "update", "JobId=16", "Priority=100004"}));
+  EXPECT_EQ(d.commands[4].argv, (std::vector<std::string>{"scontrol", "update", "JobId=11", "Priority=100000"}));
+  // FCFS: arrival order.
+  EXPECT_EQ(slurm::decide(nodes, jobs, kNow, options("fcfs")).order, (std::vector<long long>{11, 12, 13, 14, 16}));
+}
+
+TEST(SlurmAdvisor, ReapplyingTheSameOrderChangesNothing) {
+  const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  const auto first = slurm::decide(nodes, jobs, kNow, options("sjf"));
+  for (const auto& c : first.commands)
+    for (auto& j : jobs)
+      if (j.id == c.job) j.priority = std::stoll(c.argv[3].substr(std::string("Priority=").size()));
+  const auto again = slurm::decide(nodes, jobs, kNow, options("sjf"));
+  EXPECT_EQ(again.order, first.order);
+  EXPECT_TRUE(again.commands.empty());
+}
+
+TEST(SlurmAdvisor, PlacesTheJobsThatStartNow) {
+  const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  auto o = options("sjf");
+  o.placement = true;
+  const auto d = slurm::decide(nodes, jobs, kNow, o);
+  // n1 has 7 free GPUs: 16 (2), 12 (1) and 13 (1) start there; 14 (16 GPUs) blocks the rest.
+  std::vector<std::string> placed;
+  for (const auto& c : d.commands)
+    if (c.argv[3].starts_with("NodeList=")) placed.push_back(c.argv[2] + " " + c.argv[3]);
+  EXPECT_EQ(placed, (std::vector<std::string>{"JobId=16 NodeList=n1", "JobId=12 NodeList=n1", "JobId=13 NodeList=n1"}));
+}
+
+TEST(SlurmAdvisor, LeavesPinnedJobsAndOtherPartitionsAlone) {
+  const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  jobs[10].admin_comment = "rltune=skip";  // job 11
+  jobs[11].partition = "other";             // job 12
+  auto o = options("sjf");
+  o.partition = "debug";
+  const auto d = slurm::decide(nodes, jobs, kNow, o);
+  EXPECT_EQ(d.order, (std::vector<long long>{16, 13, 14}));
+  EXPECT_EQ(d.left_alone, 3u);
+  for (const auto& c : d.commands) EXPECT_TRUE(c.job != 11 && c.job != 12 && c.job != 15);
+}
+
+TEST(SlurmAdvisor, InconsistentReadingsAreErrors) {
+  auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  nodes[1].gpus_used = 4;  // n2 runs an 8-GPU job
+  EXPECT_THROW(slurm::decide(nodes, jobs, kNow, options("sjf")), SlurmError);
+  for (auto& n : nodes) n.state = "down";
+  EXPECT_THROW(slurm::decide(nodes, jobs, kNow, options("sjf")), SlurmError);
+}
+
+TEST(SlurmAdvisor, ClusterMapAssignsNodesByGpuType) {
+  const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  cluster::ClusterSpec map = cluster::parse_cluster(
+      "name: lab\npools:\n  - {name: small, gpu_type: V100, nodes: 1, gpus_per_node: 8}\n"
+      "  - {name: big, gpu_type: V100, nodes: 8, gpus_per_node: 8}\n",
+      "map.yaml");
+  std::vector<std::string> names;
+  const auto spec = slurm::cluster_of(nodes, &map, names);
+  ASSERT_EQ(spec.pools.size(), 2u);
+  EXPECT_EQ(spec.pools[0].nodes, 1);
+  EXPECT_EQ(spec.pools[1].nodes, 3);  // only 3 nodes left
+  EXPECT_EQ(names, (std::vector<std::string>{"n1", "n2", "n3", "n4"}));
+  EXPECT_EQ(spec.pools[0].gpu_type, "v100");  // jobs ask for Slurm's spelling
+  auto o = options("sjf");
+  o.cluster_map = &map;
+  const auto d = slurm::decide(nodes, slurm::parse_jobs(fixture("squeue.json")), kNow, o);
+  EXPECT_EQ(d.order, (std::vector<long long>{16, 12, 13, 14, 11}));
+  EXPECT_EQ(d.cluster, "small: 1 x 8, big: 3 x 8");
+}
+
+}  // namespace
+}  // namespace rltune
