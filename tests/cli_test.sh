@@ -195,6 +195,8 @@ if command -v gnuplot >/dev/null; then
 fi
 expect 2 "not an experiment folder" -- report "$TMP"
 
+expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacct.txt" --out "$TMP/sacct.csv"
+
 # slurm: bad options, and a cycle whose Slurm commands cannot run is skipped (exit 1 with --once).
 expect 2 "--interval '5x'" -- slurm --interval 5x --once
 expect 2 "--log-format" -- slurm --log-format xml --once

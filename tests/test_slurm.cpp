@@ -5,9 +5,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/error.h"
+#include "helpers.h"
 #include "policy/registry.h"
 #include "slurm/advisor.h"
 #include "slurm/state.h"
+#include "trace/reader.h"
 
 namespace rltune {
 namespace {
@@ -175,6 +178,51 @@ TEST(SlurmAdvisor, ClusterMapAssignsNodesByGpuType) {
   const auto d = slurm::decide(nodes, slurm::parse_jobs(fixture("squeue.json")), kNow, o);
   EXPECT_EQ(d.order, (std::vector<long long>{16, 12, 13, 14, 11}));
   EXPECT_EQ(d.cluster, "small: 1 x 8, big: 3 x 8");
+}
+
+// History as training data: sacct --parsable2 --allocations output (a hand-written sample of its format).
+TEST(SacctReader, ReadsAllocationsAndSkipsWhatHasNoDuration) {
+  trace::ReadOptions options;
+  const trace::Trace t = trace::read_traces({std::string(RLTUNE_FIXTURES) + "/slurm/sacct.txt"}, options);
+  EXPECT_EQ(t.format, "sacct");  // auto-detected
+  ASSERT_EQ(t.jobs.size(), 4u);
+  const auto& a = t.jobs[0];
+  EXPECT_EQ(a.id, "101");
+  EXPECT_EQ(a.submit, 0);
+  EXPECT_EQ(a.duration, 3600);
+  EXPECT_EQ(a.gpus, 2);
+  EXPECT_EQ(a.gpu_types.size(), 1u);
+  EXPECT_EQ(a.cpus, 8);
+  EXPECT_EQ(a.memory_mib, 64 * 1024);
+  EXPECT_EQ(a.requested_time, 7200);
+  EXPECT_EQ(a.vc, "gpu");
+  EXPECT_EQ(a.user, "alice");
+  const auto& b = t.jobs[1];  // 1-02:00:00 elapsed, untyped GPUs, TIMEOUT
+  EXPECT_EQ(b.submit, 300);
+  EXPECT_EQ(b.duration, 26 * 3600);
+  EXPECT_EQ(b.gpus, 8);
+  EXPECT_TRUE(b.gpu_types.empty());
+  EXPECT_EQ(b.status, "TIMEOUT");
+  EXPECT_EQ(t.jobs[2].gpus, 0);               // CPU-only job kept (rejected at admission, with a reason)
+  EXPECT_EQ(t.jobs[2].requested_time, 1800);  // 30:00
+  EXPECT_EQ(t.jobs[3].id, "107");             // AllocTRES without gres/gpu=N total: the typed count
+  EXPECT_EQ(t.jobs[3].gpus, 4);
+  EXPECT_EQ(t.jobs[3].requested_time, 600);
+  EXPECT_EQ(testing::skipped(t, "never started"), 1u);
+  EXPECT_EQ(testing::skipped(t, "still running (duration not known yet)"), 1u);
+  EXPECT_EQ(testing::skipped(t, "job step, not an allocation (use sacct --allocations)"), 1u);
+}
+
+TEST(SacctReader, MalformedFieldsNameTheLine) {
+  testing::TempFile f("bad.txt", "JobID|Submit|Start|End|Elapsed|AllocTRES|Partition|User|State|Timelimit\n"
+                                 "1|2026-11-30T10:00:00|2026-11-30T10:00:01|x|1:xx:00|gres/gpu=1|p|u|COMPLETED|1:00:00\n");
+  try {
+    trace::read_traces({f.path.string()}, {});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.txt:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Elapsed"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -17,6 +17,8 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink);
 bool detect_rltune(const std::string& first_line);
 
 void read_helios(std::istream& in, const ReadOptions& options, RowSink& sink);
+void read_sacct(std::istream& in, const ReadOptions& options, RowSink& sink);
+bool detect_sacct(const std::string& first_line);
 bool detect_helios(const std::string& first_line);
 void read_openb(std::istream& in, const ReadOptions& options, RowSink& sink);
 bool detect_openb(const std::string& first_line);

@@ -120,6 +120,8 @@ const std::vector<ReaderInfo>& readers() {
       {"canonical", "rltune's canonical CSV with a header row (DESIGN.md section 3)", read_canonical, detect_canonical},
       {"rltune", "the RLTune reference 19/20-column CSV without header (SPEC section 1)", read_rltune, detect_rltune},
       {"helios", "SenseTime Helios cluster_log.csv", read_helios, detect_helios},
+      {"sacct", "Slurm accounting: sacct --parsable2 --allocations (see the README for the fields)", read_sacct,
+       detect_sacct},
       {"openb", "Alibaba 2023 GPU pod list (openb_pod_list_*.csv)", read_openb, detect_openb},
       {"swf", "Standard Workload Format of the Parallel Workloads Archive (--gpus-per-proc)", read_swf, detect_swf},
       {"gavel", "Gavel's per-VC Philly traces (<vc>.trace; durations from --duration-source)", read_gavel,

@@ -1,0 +1,153 @@
+// Slurm accounting: `sacct --parsable2 --allocations --format=JobID,Submit,Start,End,Elapsed,AllocTRES,
+// ReqTRES,Partition,User,State,Timelimit` ('|'-separated, header row; extra columns are ignored).
+// - GPUs from AllocTRES (what the job got), else ReqTRES: gres/gpu=N, type from gres/gpu:TYPE=N; CPUs
+//   from cpu=N, memory from mem=N[KMGT].
+// - Duration = Elapsed ([D-]HH:MM:SS), else End - Start. Jobs that never started (Start Unknown/None) and
+//   jobs still running (their duration is not known yet) are skipped and counted.
+// - Timelimit becomes the requested time (UNLIMITED and Partition_Limit: none); Partition is the VC.
+// - Times are read as written (sacct prints local time without a zone); the trace starts at the earliest
+//   submit, so only differences matter (a daylight-saving change inside the history shifts by an hour).
+#include <charconv>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "trace/csv_rows.h"
+#include "trace/formats.h"
+
+namespace rltune::trace {
+
+namespace {
+
+// "[D-]HH:MM:SS", "MM:SS" or "SS" (optionally with ".fff") -> seconds; nullopt when malformed.
+std::optional<std::int64_t> slurm_duration(std::string_view text) {
+  std::int64_t days = 0;
+  if (const auto dash = text.find('-'); dash != std::string_view::npos) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + dash, days);
+    if (ec != std::errc() || end != text.data() + dash) return std::nullopt;
+    text.remove_prefix(dash + 1);
+  }
+  text = text.substr(0, text.find('.'));
+  std::int64_t total = 0;
+  int parts = 0;
+  while (!text.empty()) {
+    const auto colon = text.find(':');
+    const std::string_view part = text.substr(0, colon);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || end != part.data() + part.size() || part.empty() || v < 0) return std::nullopt;
+    total = total * 60 + v;
+    ++parts;
+    if (colon == std::string_view::npos) break;
+    text.remove_prefix(colon + 1);
+  }
+  if (parts == 0 || parts > 3) return std::nullopt;
+  return days * 86400 + total;
+}
+
+struct Tres {
+  int gpus = -1;  // -1 = no gres/gpu entry
+  std::string gpu_type;
+  int cpus = -1;
+  long long memory_mib = -1;
+};
+
+// "billing=1,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=16G,node=1"; nullopt when a used value is malformed.
+std::optional<Tres> parse_tres(std::string_view text) {
+  Tres t;
+  std::vector<std::string> items;
+  csv::split(text, ',', items);
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const auto number = csv::parse_double(value.substr(0, value.find_first_of("KMGT")));
+    if (key == "gres/gpu" || key == "cpu" || key.starts_with("gres/gpu:") || key == "mem")
+      if (!number || *number < 0) return std::nullopt;
+    if (key == "gres/gpu") t.gpus = static_cast<int>(*number);
+    else if (key.starts_with("gres/gpu:")) {
+      if (t.gpu_type.empty()) t.gpu_type = key.substr(9);
+      if (t.gpus < 0) t.gpus = static_cast<int>(*number);
+    } else if (key == "cpu") t.cpus = static_cast<int>(*number);
+    else if (key == "mem") {
+      const char unit = value.empty() ? 'M' : value.back();
+      const double scale = unit == 'K' ? 1.0 / 1024 : unit == 'G' ? 1024 : unit == 'T' ? 1024.0 * 1024 : 1;
+      t.memory_mib = static_cast<long long>(*number * scale);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+bool detect_sacct(const std::string& first_line) {
+  return first_line.find('|') != std::string::npos && first_line.find("JobID") != std::string::npos &&
+         first_line.find("Submit") != std::string::npos;
+}
+
+void read_sacct(std::istream& in, const ReadOptions&, RowSink& sink) {
+  CsvRows rows(in, sink, '|');
+  rows.read_header({"JobID", "Submit", "Start"});
+  const int id = rows.column("JobID"), submit = rows.column("Submit"), start = rows.column("Start"),
+            end = rows.column("End"), elapsed = rows.column("Elapsed"), alloc = rows.column("AllocTRES"),
+            req = rows.column("ReqTRES"), partition = rows.column("Partition"), user = rows.column("User"),
+            state = rows.column("State"), limit = rows.column("Timelimit");
+  if (alloc < 0 && req < 0) throw InputError(sink.file() + ": needs an AllocTRES or ReqTRES column (the GPUs)");
+  std::vector<JobSpec> jobs;
+  while (rows.next()) {
+    JobSpec job;
+    job.source_line = rows.line();
+    job.id = std::string(rows.text(id));
+    if (job.id.find('.') != std::string::npos) {  // a step (batch, extern, 0...): without --allocations
+      sink.skip(rows.line(), "job step, not an allocation (use sacct --allocations)");
+      continue;
+    }
+    const std::string status(rows.text(state).substr(0, rows.text(state).find(' ')));  // "CANCELLED by 0"
+    const std::string_view started = rows.text(start);
+    if (started.empty() || started == "Unknown" || started == "None") {
+      sink.skip(rows.line(), "never started");
+      continue;
+    }
+    if (status == "RUNNING" || status == "PENDING" || status == "REQUEUED" || status == "SUSPENDED") {
+      sink.skip(rows.line(), "still running (duration not known yet)");
+      continue;
+    }
+    const auto s = rows.datetime(submit);
+    std::optional<std::int64_t> d;
+    if (!rows.text(elapsed).empty()) {
+      d = slurm_duration(rows.text(elapsed));
+      if (!d) rows.fail(elapsed, rows.text(elapsed), "is not [D-]HH:MM:SS");
+    } else {
+      const auto b = rows.datetime(start), e = rows.datetime(end);
+      if (rows.ok()) d = *e - *b;
+    }
+    std::optional<Tres> tres = Tres{};
+    const int tres_column = alloc >= 0 && !rows.text(alloc).empty() ? alloc : req;
+    tres = parse_tres(rows.text(tres_column));
+    if (!tres) rows.fail(tres_column, rows.text(tres_column), "has a malformed gres/gpu, cpu or mem value");
+    const std::string_view lim = rows.text(limit);
+    std::optional<std::int64_t> requested = -1;
+    if (!lim.empty() && lim != "UNLIMITED" && lim != "Partition_Limit" && lim != "INVALID") {
+      requested = slurm_duration(lim);
+      if (!requested) rows.fail(limit, lim, "is not [D-]HH:MM:SS, UNLIMITED or Partition_Limit");
+    }
+    if (!rows.ok()) continue;
+    if (*d < 0) {
+      rows.fail(elapsed, rows.text(elapsed), "gives a negative duration");
+      continue;
+    }
+    job.submit = *s;
+    job.duration = *d;
+    job.gpus = std::max(0, tres->gpus);
+    if (!tres->gpu_type.empty()) job.gpu_types = {tres->gpu_type};
+    job.cpus = tres->cpus;
+    job.memory_mib = tres->memory_mib;
+    job.requested_time = *requested;
+    job.vc = std::string(rows.text(partition));
+    job.user = std::string(rows.text(user));
+    job.status = status;
+    jobs.push_back(std::move(job));
+  }
+  add_from_earliest(jobs, sink);
+}
+
+}  // namespace rltune::trace
