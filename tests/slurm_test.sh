@@ -125,6 +125,9 @@ printf '#!/bin/sh\ntouch %s/fake/scontrol-called\n' "$BASE" > "$BASE/fake/scontr
 chmod +x "$BASE/fake/"*
 "$RLTUNE" slurm --once --slurm-bin-dir "$BASE/fake" > "$BASE/fake.log" 2>&1 && fail "a malformed answer should fail --once"
 grep -q "skipped.*not JSON" "$BASE/fake.log" || fail "no skipped cycle logged: $(cat "$BASE/fake.log")"
+printf '#!/bin/sh\ntrue\n' > "$BASE/fake/sinfo"
+"$RLTUNE" slurm --once --slurm-bin-dir "$BASE/fake" > "$BASE/empty.log" 2>&1 && fail "an empty answer should fail --once"
+grep -q "skipped.*not JSON" "$BASE/empty.log" || fail "no skipped cycle logged for an empty answer: $(cat "$BASE/empty.log")"
 printf '#!/bin/sh\nsleep 30\n' > "$BASE/fake/sinfo"
 "$RLTUNE" slurm --once --timeout 1 --slurm-bin-dir "$BASE/fake" > "$BASE/slow.log" 2>&1 && fail "a hung command should fail --once"
 grep -q "timed out" "$BASE/slow.log" || fail "no time-out logged: $(cat "$BASE/slow.log")"

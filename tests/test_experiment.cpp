@@ -78,6 +78,7 @@ TEST(ExperimentConfig, ParsesPoliciesWorkloadsAndDefaults) {
   EXPECT_EQ(h.trace.seed, 3u);  // the config's seed
   EXPECT_EQ(h.windows.count, 4);
   EXPECT_EQ(h.windows.length, 64);
+  EXPECT_EQ(h.windows.seed, 3u);  // the config's seed
   ASSERT_EQ(h.policies.size(), 3u);
   EXPECT_EQ(h.policies[2].label, "f1-bf");
   EXPECT_EQ(h.policies[2].profile.priority, "f1");

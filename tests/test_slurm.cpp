@@ -149,6 +149,9 @@ TEST(SlurmAdvisor, LeavesPinnedJobsAndOtherPartitionsAlone) {
   EXPECT_EQ(d.order, (std::vector<long long>{16, 13, 14}));
   EXPECT_EQ(d.left_alone, 3u);
   for (const auto& c : d.commands) EXPECT_TRUE(c.job != 11 && c.job != 12 && c.job != 15);
+  // --respect-admin-priority 4000: job 13 (priority 4000) is pinned too.
+  o.admin_priority = 4000;
+  EXPECT_EQ(slurm::decide(nodes, jobs, kNow, o).order, (std::vector<long long>{16, 14}));
 }
 
 TEST(SlurmAdvisor, InconsistentReadingsAreErrors) {

@@ -39,6 +39,7 @@ struct SlurmArgs {
   double timeout_s = 10;
   std::string log_format = "text";
   long long priority_base = 100000;
+  long long admin_priority = 0;
   long long default_runtime_s = 86400;
 };
 
@@ -188,6 +189,9 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   options.placement = placement_given || a.policy.find('@') != std::string::npos;
   options.partition = a.partition;
   options.priority_base = a.priority_base;
+  options.admin_priority = a.admin_priority;
+  if (a.admin_priority != 0 && a.admin_priority <= a.priority_base + 1'000'000)
+    throw InputError("--respect-admin-priority must be above the band (--priority-base + 1000000)");
   options.default_runtime_s = a.default_runtime_s;
   cluster::ClusterSpec map;
   if (!a.cluster_map.empty()) {
@@ -230,6 +234,8 @@ Command add_slurm(CLI::App& app) {
   sub->add_option("--log-format", args->log_format, "text or json (one object per line)")->capture_default_str();
   sub->add_option("--priority-base", args->priority_base, "Lowest priority of the band given to the ordered jobs")
       ->capture_default_str();
+  sub->add_option("--respect-admin-priority", args->admin_priority,
+                  "Leave alone pending jobs whose priority an administrator raised to at least this value");
   sub->add_option("--default-runtime", args->default_runtime_s, "Runtime estimate (s) of jobs without a time limit")
       ->capture_default_str();
   return {sub, [args, sub] {

@@ -137,7 +137,8 @@ struct Parser {
 
   void windows(const YAML::Node& w, const std::string& key, WindowSpec& out) const {
     out.where = where(w);
-    check.only_keys(w, key, {"count", "length", "split", "train_split"});
+    check.only_keys(w, key, {"count", "length", "split", "train_split", "seed"});
+    if (w["seed"]) out.seed = static_cast<std::uint64_t>(check.integer(w["seed"], key + ".seed", 0, INT64_MAX));
     if (w["count"]) out.count = static_cast<int>(check.integer(w["count"], key + ".count", 1, 1'000'000));
     if (w["length"]) out.length = static_cast<int>(check.integer(w["length"], key + ".length", 1, 100'000'000));
     if (w["split"]) {
@@ -224,7 +225,11 @@ Json trace_json(const TraceSource& t) {
 }
 
 Json windows_json(const WindowSpec& w) {
-  return {{"count", w.count}, {"length", w.length}, {"split", rl::to_string(w.split)}, {"train_split", w.train_split}};
+  return {{"count", w.count},
+          {"length", w.length},
+          {"split", rl::to_string(w.split)},
+          {"train_split", w.train_split},
+          {"seed", w.seed}};
 }
 
 Json policy_json(const PolicySpec& s) {
@@ -270,6 +275,7 @@ Config parse_config(const std::string& yaml, const std::string& file) {
   if (root["bootstrap"]) c.bootstrap = static_cast<int>(check.integer(root["bootstrap"], "bootstrap", 100, 1'000'000));
 
   c.windows.where = file;
+  c.windows.seed = c.seed;
   if (root["windows"]) p.windows(root["windows"], "windows", c.windows);
 
   PolicySpec defaults;

@@ -5,7 +5,7 @@
 //   name: helios-paper
 //   description: what it compares and how long it takes
 //   seed: 1                       # windows, generated workloads and bootstrap resampling
-//   windows: {count: 50, length: 256, split: all, train_split: 0.7}
+//   windows: {count: 50, length: 256, split: all, train_split: 0.7}   # seed: default the config's
 //   defaults: {placement: greedy, blocking: global, backfill: false, runtime: oracle}
 //   policies: [fcfs, sjf, {name: sjf-bf, priority: sjf, backfill: true}, "rl:../models/x@milp"]
 //   baselines: [fcfs]             # improvements are over these (default: the first policy)
@@ -58,6 +58,7 @@ struct WindowSpec {
   int length = 256;
   rl::Split split = rl::Split::all;
   double train_split = 0.7;
+  std::uint64_t seed = 1;           // draws the windows; default: the config's seed
   std::string where;                // "FILE:LINE" where they are set, for messages
 };
 

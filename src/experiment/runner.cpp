@@ -115,7 +115,7 @@ struct Loaded {
   std::vector<std::size_t> starts;  // window starts, the same for every policy (paired)
 };
 
-Loaded load_workload(const Config& config, const Workload& w) {
+Loaded load_workload(const Workload& w) {
   Loaded l{cluster::load_cluster(w.cluster), {}, {}};
   const TraceSource& t = w.trace;
   try {
@@ -132,7 +132,7 @@ Loaded load_workload(const Config& config, const Workload& w) {
   }
   const WindowSpec& ws = w.windows;
   const auto len = static_cast<std::size_t>(ws.length);
-  Rng rng(config.seed);
+  Rng rng(ws.seed);
   try {
     for (int k = 0; k < ws.count; ++k)
       l.starts.push_back(rl::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, len));
@@ -361,7 +361,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   const auto begin = std::chrono::steady_clock::now();
   // Everything that can fail on bad input fails here, before the first run.
   std::vector<Loaded> loaded;
-  for (const auto& w : config.workloads) loaded.push_back(load_workload(config, w));
+  for (const auto& w : config.workloads) loaded.push_back(load_workload(w));
   std::map<std::string, rl::PolicyFile> models;
   for (const auto& w : config.workloads)
     for (const auto& s : w.policies)

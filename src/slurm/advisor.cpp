@@ -128,8 +128,9 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
       for (const auto& s : p.shares) explained[node_names[static_cast<std::size_t>(s.node)]] += s.gpus;
       entries.push_back(std::move(e));
     } else if (j.pending()) {
-      const bool managed = j.gpus > 0 && !j.held() && j.admin_comment.find("rltune=skip") == std::string::npos &&
-                           (o.partition.empty() || j.partition == o.partition);
+      const bool pinned = j.admin_comment.find("rltune=skip") != std::string::npos ||
+                          (o.admin_priority > 0 && j.priority >= o.admin_priority);
+      const bool managed = j.gpus > 0 && !j.held() && !pinned && (o.partition.empty() || j.partition == o.partition);
       if (!managed) {
         ++d.left_alone;
         continue;

@@ -7,8 +7,9 @@
 // Rules (documented in the README):
 // - Only pending jobs with a GPU request, in `partition` when one is given, are reordered. Running
 //   jobs are never touched; they only hold resources in the view.
-// - Held jobs (priority 0 or a JobHeld* reason) and jobs an administrator pinned with
-//   AdminComment=rltune=skip are left alone and are not in the view.
+// - Held jobs (priority 0 or a JobHeld* reason) and jobs an administrator pinned, with
+//   AdminComment=rltune=skip or (when admin_priority > 0) a priority of at least admin_priority, are
+//   left alone and are not in the view.
 // - The order becomes a contiguous priority band: the first job gets base + n - 1, the last base.
 //   A job whose priority already has its value gets no command (re-applying changes nothing).
 // - With placement, each job the profile starts now gets `NodeList=` its nodes.
@@ -30,6 +31,7 @@ struct AdvisorOptions {
   bool placement = false;               // also choose nodes for the jobs that can start now
   std::string partition;                // "" = every partition
   long long priority_base = 100000;
+  long long admin_priority = 0;         // > 0: pending jobs with at least this priority are pinned
   long long default_runtime_s = 86400;  // estimate of a job without a time limit
   const cluster::ClusterSpec* cluster_map = nullptr;  // nullptr = one pool per GPU type
 };
