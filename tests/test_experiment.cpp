@@ -245,6 +245,10 @@ TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {
   EXPECT_EQ(o.reused, o.runs - removed);
   for (const char* f : kOutputs) EXPECT_EQ(read(fs::path(full.path) / f), read(fs::path(part.path) / f)) << f;
 
+  // The same config named by another path resumes (nothing to redo).
+  const auto again = experiment::run_experiment(parse(kConfig, "/tmp/exp/./test.yaml"), part.path,
+                                                {.resume = true, .progress = false});
+  EXPECT_EQ(again.reused, again.runs);
   // A different config may not resume into it.
   Config other = parse(std::string(kConfig).replace(std::string(kConfig).find("seed: 3"), 7, "seed: 4"));
   EXPECT_THROW(experiment::run_experiment(other, part.path, {.resume = true, .progress = false}), InputError);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -125,17 +126,59 @@ TEST(SlurmAdvisor, ReapplyingTheSameOrderChangesNothing) {
   EXPECT_TRUE(again.commands.empty());
 }
 
+std::vector<std::string> node_list_commands(const slurm::Decision& d) {
+  std::vector<std::string> out;
+  for (const auto& c : d.commands)
+    if (c.argv[3].starts_with("NodeList=")) out.push_back(c.argv[2] + " " + c.argv[3]);
+  return out;
+}
+
 TEST(SlurmAdvisor, PlacesTheJobsThatStartNow) {
   const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
   const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
   auto o = options("sjf");
   o.placement = true;
+  // n1 has 7 free GPUs: 16 (2), 12 (1) and 13 (1) start there; 14 (16 GPUs) blocks the rest. 12 and 13
+  // already ask for nodes (n3, n2) that the advisor did not set: their users chose, they stay.
   const auto d = slurm::decide(nodes, jobs, kNow, o);
-  // n1 has 7 free GPUs: 16 (2), 12 (1) and 13 (1) start there; 14 (16 GPUs) blocks the rest.
-  std::vector<std::string> placed;
-  for (const auto& c : d.commands)
-    if (c.argv[3].starts_with("NodeList=")) placed.push_back(c.argv[2] + " " + c.argv[3]);
-  EXPECT_EQ(placed, (std::vector<std::string>{"JobId=16 NodeList=n1", "JobId=12 NodeList=n1", "JobId=13 NodeList=n1"}));
+  EXPECT_EQ(node_list_commands(d), (std::vector<std::string>{"JobId=16 NodeList=n1"}));
+  EXPECT_EQ(d.node_lists_set, (std::map<long long, std::vector<std::string>>{{16, {"n1"}}}));
+  // When the advisor itself set 12's n3, it moves it to n1.
+  const std::map<long long, std::vector<std::string>> ours{{12, {"n3"}}};
+  o.node_lists_set = &ours;
+  EXPECT_EQ(node_list_commands(slurm::decide(nodes, jobs, kNow, o)),
+            (std::vector<std::string>{"JobId=16 NodeList=n1", "JobId=12 NodeList=n1"}));
+}
+
+TEST(SlurmAdvisor, ClearsItsNodeListsWhenAJobIsNotPlacedAnyMore) {
+  const auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  auto o = options("fcfs");  // 11 (8 GPUs) is first and does not fit: nothing starts now
+  o.placement = true;
+  const std::map<long long, std::vector<std::string>> ours{{12, {"n3"}}, {13, {"n4"}}};
+  o.node_lists_set = &ours;
+  const auto d = slurm::decide(nodes, jobs, kNow, o);
+  // 12 still holds the advisor's n3: cleared. 13 now asks for n2, which someone else set: left alone.
+  EXPECT_EQ(node_list_commands(d), (std::vector<std::string>{"JobId=12 NodeList="}));
+  EXPECT_TRUE(d.node_lists_set.empty());
+}
+
+TEST(SlurmAdvisor, MultiNodeJobsOnUnpaddedNodeNames) {
+  // n9 and n10 sort as "n10" < "n9"; a job on the host list n[9-10] must still be read.
+  const char* sinfo = R"J({"nodes": [
+    {"name": "n9", "gres": "gpu:v100:8", "gres_used": "gpu:v100:8(IDX:0-7)", "cpus": 32, "alloc_cpus": 2,
+     "real_memory": 1000, "alloc_memory": 0, "state": "allocated", "partitions": ["p"]},
+    {"name": "n10", "gres": "gpu:v100:8", "gres_used": "gpu:v100:8(IDX:0-7)", "cpus": 32, "alloc_cpus": 2,
+     "real_memory": 1000, "alloc_memory": 0, "state": "allocated", "partitions": ["p"]}]})J";
+  const char* squeue = R"J({"jobs": [
+    {"job_id": 1, "job_state": "RUNNING", "node_count": 2, "tres_per_node": "gres:gpu:v100:8", "submit_time": 100,
+     "start_time": 100, "time_limit": 10, "partition": "p", "user_name": "u", "priority": 5, "state_reason": "None",
+     "nodes": "n[9-10]", "gres_detail": ["gpu:v100:8(IDX:0-7)", "gpu:v100:8(IDX:0-7)"]},
+    {"job_id": 2, "job_state": "PENDING", "node_count": 1, "tres_per_node": "gres:gpu:1", "submit_time": 110,
+     "start_time": 0, "time_limit": 5, "partition": "p", "user_name": "u", "priority": 5, "state_reason": "Resources",
+     "nodes": ""}]})J";
+  const auto d = slurm::decide(slurm::parse_nodes(sinfo), slurm::parse_jobs(squeue), 200, options("fcfs"));
+  EXPECT_EQ(d.order, std::vector<long long>{2});
 }
 
 TEST(SlurmAdvisor, LeavesPinnedJobsAndOtherPartitionsAlone) {
@@ -156,8 +199,11 @@ TEST(SlurmAdvisor, LeavesPinnedJobsAndOtherPartitionsAlone) {
 
 TEST(SlurmAdvisor, InconsistentReadingsAreErrors) {
   auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
-  const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
-  nodes[1].gpus_used = 4;  // n2 runs an 8-GPU job
+  auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  // Fewer GPUs in use than the jobs hold happens between the two readings (a job completing): decided.
+  nodes[1].gpus_used = 4;
+  EXPECT_EQ(slurm::decide(nodes, jobs, kNow, options("sjf")).order.size(), 5u);
+  jobs[7].gpus_on_node = {9};  // job 8 holds 9 GPUs of n2's 8
   EXPECT_THROW(slurm::decide(nodes, jobs, kNow, options("sjf")), SlurmError);
   for (auto& n : nodes) n.state = "down";
   EXPECT_THROW(slurm::decide(nodes, jobs, kNow, options("sjf")), SlurmError);

@@ -11,6 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -65,21 +68,34 @@ struct Output {
 
 // Runs argv (argv[0] looked up in bin_dir when given, else on PATH) with a time limit.
 Output run_command(const std::vector<std::string>& argv, const std::string& bin_dir, double timeout_s) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return {-1, "", "cannot create a pipe"};
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  const auto close_all = [&] {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) close(fd);
+  };
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
+    close_all();
+    return {-1, "", fmt::format("cannot create a pipe: {}", std::strerror(errno))};
+  }
   const std::string program = bin_dir.empty() ? argv[0] : bin_dir + "/" + argv[0];
   const pid_t pid = fork();
-  if (pid < 0) return {-1, "", "cannot fork"};
+  if (pid < 0) {
+    close_all();
+    return {-1, "", fmt::format("cannot fork: {}", std::strerror(errno))};
+  }
   if (pid == 0) {
+    setpgid(0, 0);  // its own process group: a time-out kills what it started too
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
-    close(out_pipe[0]), close(err_pipe[0]), close(out_pipe[1]), close(err_pipe[1]);
+    close_all();
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args[0] = const_cast<char*>(program.c_str());
     args.push_back(nullptr);
     if (bin_dir.empty()) execvp(program.c_str(), args.data());
     else execv(program.c_str(), args.data());
+    const std::string why = fmt::format("cannot run {}: {}\n", program, std::strerror(errno));
+    [[maybe_unused]] const auto written = write(2, why.data(), why.size());
     _exit(127);
   }
   close(out_pipe[1]), close(err_pipe[1]);
@@ -105,9 +121,10 @@ Output run_command(const std::vector<std::string>& argv, const std::string& bin_
   }
   for (auto& f : fds)
     if (f.fd >= 0) close(f.fd);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out) kill(-pid, SIGKILL), kill(pid, SIGKILL);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (timed_out) {
     o.status = -1;
     o.err = fmt::format("timed out after {} s", timeout_s);
@@ -140,8 +157,11 @@ class Log {
   bool json_;
 };
 
-// One cycle: read, decide, apply. Returns false when the cycle was skipped.
-bool cycle(const SlurmArgs& a, const slurm::AdvisorOptions& options, Log& log) {
+// One cycle: read, decide, apply. Returns false when the cycle was skipped. `node_lists` = the NodeLists
+// the advisor has set, carried from cycle to cycle.
+bool cycle(const SlurmArgs& a, slurm::AdvisorOptions options, Log& log,
+           std::map<long long, std::vector<std::string>>& node_lists) {
+  options.node_lists_set = &node_lists;
   const auto read = [&](std::vector<std::string> argv) {
     const Output o = run_command(argv, a.bin_dir, a.timeout_s);
     if (o.status != 0)
@@ -163,12 +183,14 @@ bool cycle(const SlurmArgs& a, const slurm::AdvisorOptions& options, Log& log) {
              {"left_alone", d.left_alone}, {"dry_run", a.dry_run}},
             fmt::format("{} orders {} pending jobs ({} left alone) on {}; {} changes{}", options.profile.name(), d.order.size(),
                         d.left_alone, d.cluster, d.commands.size(), a.dry_run ? " (dry run)" : ""));
+  if (!a.dry_run) node_lists = d.node_lists_set;
   for (const auto& c : d.commands) {
     std::string error;
     if (!a.dry_run) {
       const Output o = run_command(c.argv, a.bin_dir, a.timeout_s);
       if (o.status != 0) error = o.err.empty() ? fmt::format("exit {}", o.status) : o.err.substr(0, 300);
       while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
+      if (!error.empty() && c.argv[3].starts_with("NodeList=")) node_lists.erase(c.job);
     }
     log.event(a.dry_run ? "would_run" : error.empty() ? "applied" : "failed",
               {{"job", c.job}, {"command", command_text(c.argv)}, {"why", c.why}, {"error", error}},
@@ -204,8 +226,9 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   log.event("start", {{"policy", options.profile.name()}, {"placement", options.placement}, {"dry_run", a.dry_run}},
             fmt::format("advising with {}{}{}", options.profile.name(), options.placement ? " and placement" : "",
                         a.dry_run ? " (dry run: nothing is changed)" : ""));
+  std::map<long long, std::vector<std::string>> node_lists;
   while (!g_stop) {
-    const bool ok = cycle(a, options, log);
+    const bool ok = cycle(a, options, log, node_lists);
     if (a.once) return ok ? 0 : 1;
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval);
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -261,7 +261,8 @@ bool is_file_name(const std::string& s) {
 Config parse_config(const std::string& yaml, const std::string& file) {
   Config c;
   c.source = file;
-  Parser p{YamlCheck{c.source}, fs::path(file).parent_path()};
+  // Paths resolve to absolute ones, so that an experiment resumes from any working folder.
+  Parser p{YamlCheck{c.source}, fs::absolute(fs::path(file)).parent_path()};
   const YamlCheck& check = p.check;
   const YAML::Node root = check.load(yaml);
   if (!root || root.IsNull()) throw InputError(file + ": the config is empty");

@@ -388,9 +388,18 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
     } catch (const std::exception& e) {
       throw InputError(fmt::format("{}: unreadable: {}", (out / "config.json").string(), e.what()));
     }
-    if (previous != effective)
-      throw InputError(fmt::format("--resume: {} was written by a different config (or rltune version); "
-                                   "choose another --out", (out / "config.json").string()));
+    // The config file's own path may differ (./exp.yaml, another working folder); what it says may not.
+    Json a = previous, b = effective;
+    a.erase("config_file"), b.erase("config_file");
+    if (a != b) {
+      std::string key;
+      for (auto it = b.begin(); it != b.end() && key.empty(); ++it)
+        if (!a.contains(it.key()) || a[it.key()] != *it) key = it.key();
+      for (auto it = a.begin(); it != a.end() && key.empty(); ++it)
+        if (!b.contains(it.key())) key = it.key();
+      throw InputError(fmt::format("--resume: {} was written by a different config ('{}' differs); choose another --out",
+                                   (out / "config.json").string(), key));
+    }
   }
   fs::create_directories(out / "runs", ec);
   if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out_dir, ec.message()));

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -79,17 +80,20 @@ struct Section {
   std::vector<std::string> figures;  // base names under figures/
 };
 
+// A name made safe for a file name (policy labels hold '/', ':' and '@').
+std::string file_name(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  return s;
+}
+
 struct WorkloadInfo {
   std::string cluster, trace;
   std::string windows;  // "50 windows of 256 jobs (split test)"
   double gpus = 0;      // of the cluster; 0 = unknown
   std::vector<std::string> policies;
-  std::string slug() const {
-    std::string s = cluster + "-" + trace;
-    for (char& c : s)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
-    return s;
-  }
+  std::string file;  // unique among the workloads, safe in file names
+  const std::string& slug() const { return file; }
 };
 
 std::vector<WorkloadInfo> workloads(const Json& config) {
@@ -99,10 +103,15 @@ std::vector<WorkloadInfo> workloads(const Json& config) {
     WorkloadInfo info{w.at("cluster_name").get<std::string>(), w.at("trace").at("name").get<std::string>(),
                       fmt::format("{} windows of {} jobs (split {})", ws.at("count").get<long>(), ws.at("length").get<long>(),
                                   ws.at("split").get<std::string>()),
-                      0, {}};
+                      0, {}, {}};
     info.gpus = w.value("cluster_gpus", 0.0);
     for (const auto& p : w.at("policies")) info.policies.push_back(p.at("name").get<std::string>());
     out.push_back(std::move(info));
+  }
+  std::set<std::string> used;
+  for (auto& info : out) {
+    info.file = file_name(info.cluster + "-" + info.trace);
+    for (int k = 2; !used.insert(info.file).second; ++k) info.file = file_name(info.cluster + "-" + info.trace) + fmt::format("-{}", k);
   }
   return out;
 }
@@ -391,7 +400,7 @@ void improvement_figure(Script& s, const WorkloadInfo& w, const Summary& summary
   for (std::size_t p = 0; p < w.policies.size(); ++p)
     if (w.policies[p] != baseline) others.push_back(p);
   if (others.empty()) return;
-  Figure f{fmt::format("improvement-{}-vs-{}", w.slug(), baseline),
+  Figure f{fmt::format("improvement-{}-vs-{}", w.slug(), file_name(baseline)),
            fmt::format("Improvement over {} with 95% paired bootstrap intervals (positive = better)", baseline), 1000, 520, ""};
   const double width = 0.8 / static_cast<double>(others.size());
   f.body = "reset\nset termoption noenhanced\nset grid ytics\nset key outside right\nset style fill solid 0.7 border\n";

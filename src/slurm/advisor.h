@@ -12,9 +12,12 @@
 //   left alone and are not in the view.
 // - The order becomes a contiguous priority band: the first job gets base + n - 1, the last base.
 //   A job whose priority already has its value gets no command (re-applying changes nothing).
-// - With placement, each job the profile starts now gets `NodeList=` its nodes.
+// - With placement, each job the profile starts now gets `NodeList=` its nodes, unless its user asked
+//   for nodes. A NodeList the advisor set earlier (`node_lists_set`) that no longer matches a placement
+//   of this cycle is cleared (`NodeList=`), so a job is never left pinned to nodes that went away.
 // - Nodes map onto pools by GPU type (one pool per type and GPUs per node, named like the type), or by
 //   a cluster map (cluster YAML; a pool takes the nodes of its gpu_type in name order).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,8 @@ struct AdvisorOptions {
   long long admin_priority = 0;         // > 0: pending jobs with at least this priority are pinned
   long long default_runtime_s = 86400;  // estimate of a job without a time limit
   const cluster::ClusterSpec* cluster_map = nullptr;  // nullptr = one pool per GPU type
+  // NodeLists this advisor set in earlier cycles, by job (sorted node names); nullptr = none.
+  const std::map<long long, std::vector<std::string>>* node_lists_set = nullptr;
 };
 
 struct Command {
@@ -48,6 +53,8 @@ struct Decision {
   std::vector<Command> commands;    // what to apply, priorities first
   std::size_t left_alone = 0;       // pending jobs held, pinned, of other partitions or without GPUs
   std::string cluster;              // pools of the view, e.g. "v100: 4 x 8"
+  // The NodeLists the advisor has set once `commands` are applied (carry to the next cycle).
+  std::map<long long, std::vector<std::string>> node_lists_set;
 };
 
 // The view's cluster: pools from the cluster map or by GPU type; `node_names[id]` = Slurm node name.

@@ -69,6 +69,11 @@ T field(const Json& o, const char* key, const std::string& where, T absent) {
   }
 }
 
+// An optional string field: "" when absent, null or not a string.
+std::string optional_text(const Json& o, const char* key) {
+  return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
+}
+
 }  // namespace
 
 bool Node::usable() const {
@@ -138,7 +143,9 @@ std::vector<Node> parse_nodes(const std::string& sinfo_json) {
     node.memory_mib = field<long long>(n, "real_memory", where, 0);
     node.memory_used_mib = field<long long>(n, "alloc_memory", where, 0);
     node.state = field<std::string>(n, "state", where, "unknown");
-    for (const auto& flag : n.value("state_flags", Json::array())) node.state += fmt::format("+{}", flag.get<std::string>());
+    if (n.contains("state_flags") && n["state_flags"].is_array())
+      for (const auto& flag : n["state_flags"])
+        if (flag.is_string()) node.state += fmt::format("+{}", flag.get<std::string>());
     std::transform(node.state.begin(), node.state.end(), node.state.begin(), [](unsigned char c) { return std::tolower(c); });
     node.partitions = field<std::vector<std::string>>(n, "partitions", where, {});
     if (node.gpus_used > node.gpus) throw SlurmError(fmt::format("{}: {} GPUs used of {}", where, node.gpus_used, node.gpus));
@@ -159,14 +166,18 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
     job.state = field<std::string>(j, "job_state", where, "");
     job.nodes = std::max(1, field<int>(j, "node_count", where, 1));
     const GresGpus per_node = parse_gres(field<std::string>(j, "tres_per_node", where, ""));
-    const GresGpus per_job = parse_gres(j.value("tres_per_job", std::string()));
+    const GresGpus per_job = parse_gres(optional_text(j, "tres_per_job"));
+    const GresGpus per_task = parse_gres(optional_text(j, "tres_per_task"));
     if (per_node.count > 0) {
       job.gpus_per_node = per_node.count;
       job.gpus = per_node.count * job.nodes;
       job.gpu_type = per_node.type;
-    } else {
+    } else if (per_job.count > 0) {
       job.gpus = per_job.count;
       job.gpu_type = per_job.type;
+    } else {  // --gpus-per-task
+      job.gpus = per_task.count * (j.contains("tasks") && j["tasks"].is_number_integer() ? std::max(1, j["tasks"].get<int>()) : 1);
+      job.gpu_type = per_task.type;
     }
     job.submit = field<long long>(j, "submit_time", where, 0);
     job.start = field<long long>(j, "start_time", where, 0);
@@ -176,11 +187,14 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
     job.user = field<std::string>(j, "user_name", where, "");
     job.priority = field<long long>(j, "priority", where, 0);
     job.reason = field<std::string>(j, "state_reason", where, "");
-    job.admin_comment = j.value("admin_comment", std::string());
-    job.required_nodes = expand_hostlist(j.value("required_nodes", std::string()));
+    job.admin_comment = optional_text(j, "admin_comment");
+    job.required_nodes = expand_hostlist(optional_text(j, "required_nodes"));
     if (job.active()) {
       job.node_list = expand_hostlist(field<std::string>(j, "nodes", where, ""));
-      const auto detail = j.value("gres_detail", std::vector<std::string>{});
+      std::vector<std::string> detail;
+      if (j.contains("gres_detail") && j["gres_detail"].is_array())
+        for (const auto& g : j["gres_detail"])
+          if (g.is_string()) detail.push_back(g.get<std::string>());
       for (std::size_t k = 0; k < job.node_list.size(); ++k)
         job.gpus_on_node.push_back(k < detail.size() ? parse_gres(detail[k]).count : job.gpus_per_node);
     }

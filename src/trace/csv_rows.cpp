@@ -46,6 +46,17 @@ bool CsvRows::next(char comment) {
 }
 
 void CsvRows::split() {
+  if (separator_ == '|') {  // sacct --parsable2 never quotes: a '"' in a job name is just a character
+    fields_.clear();
+    std::string_view t = line_text_;
+    if (!t.empty() && t.back() == '\r') t.remove_suffix(1);
+    for (std::size_t start = 0;;) {
+      const auto bar = t.find('|', start);
+      fields_.emplace_back(t.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start));
+      if (bar == std::string_view::npos) return;
+      start = bar + 1;
+    }
+  }
   if (separator_ != ' ') return csv::split(line_text_, separator_, fields_);
   fields_.clear();
   std::size_t i = 0;

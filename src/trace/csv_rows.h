@@ -17,7 +17,8 @@ namespace rltune::trace {
 
 class CsvRows {
  public:
-  // separator ' ' means any run of spaces and tabs (whitespace-separated formats such as SWF).
+  // separator ' ' means any run of spaces and tabs (whitespace-separated formats such as SWF); '|' splits
+  // on every bar without quoting (sacct --parsable2).
   CsvRows(std::istream& in, RowSink& sink, char separator = ',');
 
   // Reads the header row (the first line that is not blank or a '#' comment; a UTF-8 byte-order mark is dropped) and requires
