@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "experiment/config.h"
 #include "policy/registry.h"
 
 namespace rltune::cli {
@@ -87,17 +88,8 @@ void ProfileArgs::describe(report::Json& config, const policy::ProfileOptions& p
   config["blocking"] = blocking;
   config["backfill"] = backfill;
   config["runtime"] = runtime;
-  if (p.placement == "milp") {
-    const policy::MilpOptions& m = p.milp;
-    config["milp"] = {{"model", m.model},         {"alpha", m.alpha},             {"beta", m.beta},
-                      {"gamma", m.gamma},         {"delta", m.delta},             {"waste", m.waste},
-                      {"lookahead", m.lookahead}, {"extra_nodes", m.extra_nodes}, {"node_limit", m.node_limit},
-                      {"time_limit_ms", m.time_limit_ms}};
-  }
-  config["multifactor"] = {{"age_weight", multifactor.age_weight},
-                           {"size_weight", multifactor.size_weight},
-                           {"max_age_s", multifactor.max_age_s},
-                           {"favor_small", multifactor.favor_small}};
+  if (p.placement == "milp") config["milp"] = experiment::milp_json(p.milp);
+  config["multifactor"] = experiment::multifactor_json(multifactor);
 }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {

@@ -4,13 +4,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "cluster/presets.h"
 #include "cluster/yaml_check.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "trace/gpu_types.h"
 
 namespace rltune::cluster {
@@ -143,12 +142,10 @@ std::string preset_names() {
 ClusterSpec load_cluster(const std::string& name_or_path) {
   for (const auto& p : presets())
     if (p.name == name_or_path) return parse_cluster(p.yaml, p.name);
-  std::ifstream in(name_or_path);
-  if (!in)
+  const auto text = read_file(name_or_path);
+  if (!text)
     throw InputError(fmt::format("--cluster '{}': neither a preset ({}) nor a readable file", name_or_path, preset_names()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_cluster(text.str(), name_or_path);
+  return parse_cluster(*text, name_or_path);
 }
 
 }  // namespace rltune::cluster

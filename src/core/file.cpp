@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -16,6 +17,14 @@ void write_file(const std::string& path, const std::string& text) {
     if (!out.flush()) throw InputError(path + ": cannot write the output file");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot replace the output file");
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace rltune

@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 
 namespace rltune {
@@ -6,5 +7,8 @@ namespace rltune {
 // Writes `text` to `path` atomically (temporary file, then rename), so a reader or a killed run never
 // sees half a file. Throws InputError if it cannot.
 void write_file(const std::string& path, const std::string& text);
+
+// The whole content of the file at `path`; nullopt when it cannot be opened (callers say why it matters).
+std::optional<std::string> read_file(const std::string& path);
 
 }  // namespace rltune

@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "cluster/cluster_spec.h"
 #include "cluster/yaml_check.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "policy/registry.h"
 #include "workload/model.h"
 
@@ -240,15 +239,8 @@ Json policy_json(const PolicySpec& s) {
          {"blocking", policy::to_string(p.blocking)},
          {"backfill", p.backfill},
          {"runtime", sim::to_string(s.runtime)}};
-  if (p.placement == "milp")
-    j["milp"] = {{"model", p.milp.model},         {"alpha", p.milp.alpha},         {"beta", p.milp.beta},
-                 {"gamma", p.milp.gamma},         {"delta", p.milp.delta},         {"waste", p.milp.waste},
-                 {"lookahead", p.milp.lookahead}, {"extra_nodes", p.milp.extra_nodes}, {"node_limit", p.milp.node_limit},
-                 {"time_limit_ms", p.milp.time_limit_ms}};
-  const auto& mf = p.priority_options.multifactor;
-  if (p.priority == "multifactor")
-    j["multifactor"] = {{"age_weight", mf.age_weight}, {"size_weight", mf.size_weight}, {"max_age_s", mf.max_age_s},
-                        {"favor_small", mf.favor_small}};
+  if (p.placement == "milp") j["milp"] = milp_json(p.milp);
+  if (p.priority == "multifactor") j["multifactor"] = multifactor_json(p.priority_options.multifactor);
   return j;
 }
 
@@ -257,6 +249,20 @@ bool is_file_name(const std::string& s) {
 }
 
 }  // namespace
+
+Json milp_json(const policy::MilpOptions& m) {
+  return {{"model", m.model},         {"alpha", m.alpha},         {"beta", m.beta},
+          {"gamma", m.gamma},         {"delta", m.delta},         {"waste", m.waste},
+          {"lookahead", m.lookahead}, {"extra_nodes", m.extra_nodes}, {"node_limit", m.node_limit},
+          {"time_limit_ms", m.time_limit_ms}};
+}
+
+Json multifactor_json(const policy::MultifactorOptions& mf) {
+  return {{"age_weight", mf.age_weight},
+          {"size_weight", mf.size_weight},
+          {"max_age_s", mf.max_age_s},
+          {"favor_small", mf.favor_small}};
+}
 
 Config parse_config(const std::string& yaml, const std::string& file) {
   Config c;
@@ -368,11 +374,9 @@ Config parse_config(const std::string& yaml, const std::string& file) {
 }
 
 Config load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the experiment config");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path);
+  const auto text = read_file(path);
+  if (!text) throw InputError(path + ": cannot open the experiment config");
+  return parse_config(*text, path);
 }
 
 }  // namespace rltune::experiment

@@ -85,6 +85,10 @@ struct Config {
   Json effective;
 };
 
+// The MILP and multifactor settings as written into config.json files (experiment, simulate, train).
+Json milp_json(const policy::MilpOptions& milp);
+Json multifactor_json(const policy::MultifactorOptions& multifactor);
+
 // Parses EXP.yaml text; `file` names it in errors and anchors relative paths. Checks every name
 // (cluster presets, policies, placements, models exist) without reading traces.
 Config parse_config(const std::string& yaml, const std::string& file);

@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -349,10 +348,9 @@ struct Writer {
 };
 
 Json read_json(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return Json::parse(text.str());
+  const auto text = read_file(path.string());
+  if (!text) throw InputError(path.string() + ": cannot open");
+  return Json::parse(*text);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -53,11 +52,9 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
 }
 
 CsvTable CsvTable::read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open (is this a finished experiment folder?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  const auto text = read_file(path);
+  if (!text) throw InputError(path + ": cannot open (is this a finished experiment folder?)");
+  return parse(*text, path);
 }
 
 std::size_t CsvTable::column(const std::string& name) const {
@@ -249,11 +246,9 @@ std::string base64(const std::string& bytes) {
 }
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = read_file(path.string());
+  if (!text) throw InputError(path.string() + ": cannot open");
+  return std::move(*text);
 }
 
 // ---- figures ----

@@ -120,9 +120,8 @@ void read_sacct(std::istream& in, const ReadOptions&, RowSink& sink) {
       const auto b = rows.datetime(start), e = rows.datetime(end);
       if (rows.ok()) d = *e - *b;
     }
-    std::optional<Tres> tres = Tres{};
     const int tres_column = alloc >= 0 && !rows.text(alloc).empty() ? alloc : req;
-    tres = parse_tres(rows.text(tres_column));
+    const std::optional<Tres> tres = parse_tres(rows.text(tres_column));
     if (!tres) rows.fail(tres_column, rows.text(tres_column), "has a malformed gres/gpu, cpu or mem value");
     const std::string_view lim = rows.text(limit);
     std::optional<std::int64_t> requested = -1;

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <sstream>
 
 #include "cluster/yaml_check.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "workload/presets.h"
 
 namespace rltune::workload {
@@ -124,15 +124,13 @@ std::string default_family(const std::string& cluster_source) {
 WorkloadModel load_model(const std::string& name_or_path) {
   for (const auto& p : presets())
     if (p.name == name_or_path) return parse_model(p.yaml, p.name);
-  std::ifstream in(name_or_path);
-  if (!in) {
+  const auto text = read_file(name_or_path);
+  if (!text) {
     std::string names;
     for (const auto& n : family_names()) names += (names.empty() ? "" : ", ") + n;
     throw InputError(fmt::format("'{}': neither a workload family ({}) nor a readable model file", name_or_path, names));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_model(text.str(), name_or_path);
+  return parse_model(*text, name_or_path);
 }
 
 
