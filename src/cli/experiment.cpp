@@ -1,11 +1,13 @@
 // `rltune experiment --config EXP.yaml --out DIR` and `rltune report DIR`.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "experiment/config.h"
 #include "experiment/runner.h"
 #include "report/experiment_report.h"
@@ -31,6 +33,8 @@ int run_experiment(const ExperimentArgs& a) {
   std::cout << fmt::format("experiment {}: {} workloads, {} runs on {} threads\n", config.name, config.workloads.size(),
                            runs, a.jobs);
   const experiment::Outcome o = experiment::run_experiment(config, a.out, {.jobs = a.jobs, .resume = a.resume, .progress = !a.quiet});
+  // The summary tables, as summary.md holds them (Markdown reads well on a terminal too).
+  if (const auto summary = read_file((std::filesystem::path(a.out) / "summary.md").string())) std::cout << *summary << '\n';
   std::cout << fmt::format("{} runs ({} reused from an earlier invocation, {} failed) in {:.1f} s\n", o.runs, o.reused,
                            o.failed, o.wall_s);
   std::cout << fmt::format("wrote runs.csv, timings.csv, summary.csv, summary.md, cdf.csv, timeseries.csv and config.json under {}\n",
