@@ -64,8 +64,8 @@ int run_evaluate(const EvaluateArgs& a) {
   {
     policy::ProfileOptions p = a.profile.profile("fcfs");
     p.priority = "rl";
-    auto priority = rl::make_rl_policy(model, p.priority_options, a.sample ? std::optional<std::uint64_t>(a.trace.sample_seed) : std::nullopt);
-    entries.push_back({"rl", p, std::make_unique<policy::ProfileScheduler>(p, std::move(priority), policy::make_placement(p)), {}});
+    entries.push_back(
+        {"rl", p, rl::make_rl_profile(model, p, a.sample ? std::optional<std::uint64_t>(a.trace.sample_seed) : std::nullopt), {}});
   }
 
   std::cout << fmt::format("model    {} (epoch {}, baseline {}, features {}, trained on {})\n", a.model, model.epoch,

@@ -145,9 +145,7 @@ Loaded load_workload(const Workload& w) {
 std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s,
                                                          const std::map<std::string, rl::PolicyFile>& models) {
   const auto& p = s.profile;
-  if (!p.priority.starts_with("rl:")) return policy::make_profile(p);
-  auto priority = rl::make_rl_policy(models.at(p.priority), p.priority_options);
-  return std::make_unique<policy::ProfileScheduler>(p, std::move(priority), policy::make_placement(p));
+  return p.priority.starts_with("rl:") ? rl::make_rl_profile(models.at(p.priority), p) : policy::make_profile(p);
 }
 
 // One run's record: what runs/*.json holds and every output is computed from.
@@ -320,7 +318,7 @@ struct Writer {
           std::sort(all.begin(), all.end());
           for (int q = 0; q <= 100; ++q) {
             write_row(out, {wl.cluster_label, wl.trace.label, wl.policies[p].label, metric});
-            out << ',' << number(q / 100.0) << ',' << number(metrics::quantile(all, q / 100.0)) << '\n';
+            out << ',' << number(q / 100.0) << ',' << number(metrics::sorted_quantile(all, q / 100.0)) << '\n';
           }
         }
     }

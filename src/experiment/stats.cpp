@@ -1,5 +1,6 @@
 #include "experiment/stats.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/error.h"
@@ -43,8 +44,9 @@ Improvement paired_improvement(std::span<const double> baseline, std::span<const
     }
     if (const auto e = improvement(b, p, lower_is_better)) estimates.push_back(*e);
   }
-  out.ci_low = metrics::quantile(estimates, 0.025);
-  out.ci_high = metrics::quantile(estimates, 0.975);
+  std::sort(estimates.begin(), estimates.end());
+  out.ci_low = metrics::sorted_quantile(estimates, 0.025);
+  out.ci_high = metrics::sorted_quantile(estimates, 0.975);
   return out;
 }
 

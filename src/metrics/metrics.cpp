@@ -84,8 +84,12 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
 }
 
 double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
+  return sorted_quantile(v, q);
+}
+
+double sorted_quantile(std::span<const double> v, double q) {
+  if (v.empty()) return 0;
   const double pos = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const std::size_t hi = std::min(lo + 1, v.size() - 1);

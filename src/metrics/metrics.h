@@ -1,6 +1,7 @@
 #pragma once
 // Per-job records collected by observing the engine, and every aggregate computed only from them
 // (definitions in DESIGN.md section 3).
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,5 +70,7 @@ Summary summarize(const std::vector<const RunMetrics*>& runs);
 
 // Quantile q in [0,1] with linear interpolation between order statistics (numpy's default); 0 if empty.
 double quantile(std::vector<double> values, double q);
+// The same of values already sorted ascending (no copy, no sort: for many quantiles of one sample).
+double sorted_quantile(std::span<const double> sorted, double q);
 
 }  // namespace rltune::metrics

@@ -116,10 +116,10 @@ std::vector<WorkloadInfo> workloads(const Json& config) {
 std::vector<std::string> baselines(const Json& config) { return config.at("baselines").get<std::vector<std::string>>(); }
 
 // summary.csv by (cluster, trace, policy, metric).
-struct Summary {
+struct SummaryIndex {
   const CsvTable& table;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, std::size_t> index;
-  explicit Summary(const CsvTable& t) : table(t) {
+  explicit SummaryIndex(const CsvTable& t) : table(t) {
     const std::size_t c = t.column("cluster"), tr = t.column("trace"), p = t.column("policy"), m = t.column("metric");
     for (std::size_t i = 0; i < t.rows.size(); ++i) index[{t.rows[i][c], t.rows[i][tr], t.rows[i][p], t.rows[i][m]}] = i;
   }
@@ -137,7 +137,7 @@ struct Summary {
 };
 
 std::vector<Section> summary_sections(const Json& config, const CsvTable& csv) {
-  const Summary s(csv);
+  const SummaryIndex s(csv);
   std::vector<Section> sections;
   const auto fixed = [](std::optional<double> v, const char* format) -> std::string {
     return v ? fmt::format(fmt::runtime(format), *v) : "n/a";
@@ -293,7 +293,7 @@ struct Box {
 };
 Box box(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  Box b{metrics::quantile(v, 0.25), metrics::quantile(v, 0.5), metrics::quantile(v, 0.75), 0, 0, {}};
+  Box b{metrics::sorted_quantile(v, 0.25), metrics::sorted_quantile(v, 0.5), metrics::sorted_quantile(v, 0.75), 0, 0, {}};
   const double iqr = b.q3 - b.q1, lo = b.q1 - 1.5 * iqr, hi = b.q3 + 1.5 * iqr;
   b.low = b.q1, b.high = b.q3;
   for (const double x : v) {
@@ -388,7 +388,7 @@ void cdf_figure(Script& s, const WorkloadInfo& w, const CsvTable& cdf) {
   s.figures.push_back(std::move(f));
 }
 
-void improvement_figure(Script& s, const WorkloadInfo& w, const Summary& summary, const std::string& baseline) {
+void improvement_figure(Script& s, const WorkloadInfo& w, const SummaryIndex& summary, const std::string& baseline) {
   const std::pair<const char*, const char*> metrics[] = {
       {"avg_wait_s", "avg wait"}, {"avg_jct_s", "avg JCT"}, {"avg_bsld", "avg bsld"}, {"gpu_utilization", "GPU util"}};
   std::vector<std::size_t> others;
@@ -528,7 +528,7 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   const CsvTable summary_csv = CsvTable::read((dir / "summary.csv").string());
   const CsvTable cdf = CsvTable::read((dir / "cdf.csv").string());
   const CsvTable series = CsvTable::read((dir / "timeseries.csv").string());
-  const Summary summary(summary_csv);
+  const SummaryIndex summary(summary_csv);
   const auto infos = workloads(config);
 
   Script script;

@@ -73,6 +73,12 @@ std::unique_ptr<policy::PriorityPolicy> make_rl_policy(const PolicyFile& model, 
   return std::make_unique<RlPolicy>(model, options, sample_seed);
 }
 
+std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
+                                                          std::optional<std::uint64_t> sample_seed) {
+  return std::make_unique<policy::ProfileScheduler>(options, make_rl_policy(model, options.priority_options, sample_seed),
+                                                    policy::make_placement(options));
+}
+
 void register_rl_policy() {
   static bool done = false;
   if (done) return;

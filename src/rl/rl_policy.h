@@ -10,6 +10,7 @@
 #include <string>
 
 #include "policy/priority/priority.h"
+#include "policy/profile.h"
 #include "rl/trainer.h"
 
 namespace rltune::rl {
@@ -19,6 +20,9 @@ namespace rltune::rl {
 // otherwise it is deterministic (argmax first).
 std::unique_ptr<policy::PriorityPolicy> make_rl_policy(const PolicyFile& model, const policy::PriorityOptions& options,
                                                        std::optional<std::uint64_t> sample_seed = std::nullopt);
+// A scheduler profile (options' placement, blocking, backfill) whose priority policy is `model`.
+std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
+                                                          std::optional<std::uint64_t> sample_seed = std::nullopt);
 // Registers "rl" (argument: a training run directory or a policy.json) in the policy registry.
 void register_rl_policy();
 

@@ -99,7 +99,20 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
     cluster::Placement placement;
   };
   std::vector<Entry> entries;
-  const auto estimate = [&](const Job& j) { return j.time_limit_s > 0 ? j.time_limit_s : o.default_runtime_s; };
+  // What the simulator knows of a listed job: its time limit is the runtime estimate.
+  const auto entry = [&](const Job& j) {
+    Entry e;
+    e.spec.id = std::to_string(j.id);
+    e.spec.submit = std::min(j.submit, now);
+    e.spec.duration = std::max<long long>(1, j.time_limit_s > 0 ? j.time_limit_s : o.default_runtime_s);
+    e.spec.gpus = j.gpus;
+    e.spec.requested_time = j.time_limit_s;
+    e.spec.user = j.user;
+    e.spec.vc = j.partition;
+    if (!j.gpu_type.empty()) e.spec.gpu_types = {j.gpu_type};
+    e.job = &j;
+    return e;
+  };
   std::map<std::string, int> explained;  // GPUs per node held by listed jobs
   for (const Job& j : jobs) {
     if (j.active()) {
@@ -119,13 +132,8 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
       if (!known || p.shares.empty()) continue;  // no GPUs in the view (or across pools: counted below as unexplained)
       // Node ids follow name order, the host list may not (n9,n10): placements list nodes by id.
       std::sort(p.shares.begin(), p.shares.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
-      Entry e;
-      e.spec.id = std::to_string(j.id);
-      e.spec.submit = std::min(j.submit, now);
-      e.spec.duration = std::max<long long>(1, estimate(j));
-      e.spec.gpus = p.gpus();
-      e.spec.requested_time = j.time_limit_s;
-      e.job = &j;
+      Entry e = entry(j);
+      e.spec.gpus = p.gpus();  // the GPUs it holds in the view
       e.placement = p;
       for (const auto& s : p.shares) explained[node_names[static_cast<std::size_t>(s.node)]] += s.gpus;
       entries.push_back(std::move(e));
@@ -137,17 +145,7 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
         ++d.left_alone;
         continue;
       }
-      Entry e;
-      e.spec.id = std::to_string(j.id);
-      e.spec.submit = std::min(j.submit, now);
-      e.spec.duration = std::max<long long>(1, estimate(j));
-      e.spec.gpus = j.gpus;
-      e.spec.requested_time = j.time_limit_s;
-      e.spec.user = j.user;
-      e.spec.vc = j.partition;
-      if (!j.gpu_type.empty()) e.spec.gpu_types = {j.gpu_type};
-      e.job = &j;
-      entries.push_back(std::move(e));
+      entries.push_back(entry(j));
     }
   }
   // GPUs in use that no listed job explains (hidden jobs, jobs across pools): held until a day from now.
