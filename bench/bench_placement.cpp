@@ -45,7 +45,7 @@ const LargePool& large_pool() {
 void BM_EnumerateLargePool(benchmark::State& state) {
   const cluster::ClusterState& cluster = large_pool().state;
   const int gpus = static_cast<int>(state.range(0));
-  const policy::PoolSnapshot pool = policy::snapshot(cluster, 0);
+  const policy::PoolSnapshot pool = policy::snapshot(cluster, 0, gpus);
   std::size_t assignments = 0;
   for (auto _ : state) {
     policy::Candidates out;  // fresh each time, as a placement call would have

@@ -126,5 +126,68 @@ TEST(ClusterState, TracksFreeGpusAndRefusesBadPlacements) {
   EXPECT_THROW(state.release(p), InvariantError);  // would exceed capacity: GPUs not conserved
 }
 
+TEST(ClusterState, CpusAndMemoryGoWithGpusAndAreConserved) {
+  // Pool a models CPUs and memory, pool b neither: there a job's CPUs and memory are not limits.
+  const ClusterSpec spec = testing::cluster_from(R"(
+pools:
+  - {name: a, nodes: 2, gpus_per_node: 4, cpus_per_node: 16, memory_mib_per_node: 1000}
+  - {name: b, nodes: 1, gpus_per_node: 4}
+)");
+  ClusterState state(spec);
+  const PoolId pools[] = {0, 1};
+  const Request r(3, 20, 900);  // per share of g GPUs: ceil(20 g / 3) CPUs, ceil(900 g / 3) MiB
+  EXPECT_EQ(r.cpus_for(1), 7);
+  EXPECT_EQ(r.cpus_for(2), 14);
+  EXPECT_EQ(r.memory_for(2), 600);
+  EXPECT_EQ(NodeFree({4, 16, 1000}).max_share(r), 2);  // 3 GPUs would need 20 CPUs
+  EXPECT_EQ(NodeFree({4, 16, 500}).max_share(r), 1);   // 2 GPUs would need 600 MiB
+  EXPECT_EQ(NodeFree({4, -1, -1}).max_share(r), 3);    // nothing but GPUs modelled
+  EXPECT_EQ(fewest_nodes(spec.pools[0], r), 2);
+  EXPECT_EQ(fewest_nodes(spec.pools[1], r), 1);
+  EXPECT_NE(state.validate(Placement{0, {{0, 3}}}, r, pools).find("CPUs"), std::string::npos);
+  EXPECT_EQ(state.validate(Placement{1, {{2, 3}}}, r, pools), "");
+  const Placement p{0, {{0, 2}, {1, 1}}, r.cpus, r.memory_mib};
+  EXPECT_EQ(state.validate(p, r, pools), "");
+  state.allocate(p);
+  EXPECT_EQ(state.node_free(0), (NodeFree{2, 2, 400}));
+  EXPECT_EQ(state.node_free(1), (NodeFree{3, 9, 700}));
+  EXPECT_EQ(state.node_free(2), (NodeFree{4, -1, -1}));
+  // Node 0 has 2 GPUs free but only 2 CPUs: a 1-GPU job asking 3 CPUs does not fit there.
+  EXPECT_NE(state.validate(Placement{0, {{0, 1}}}, Request(1, 3), pools).find("free CPUs"), std::string::npos);
+  EXPECT_NE(state.validate(Placement{0, {{1, 1}}}, Request(1, 0, 701), pools).find("MiB free"), std::string::npos);
+  EXPECT_EQ(state.max_share(0, Request(2, 2)), 2);
+  state.release(p);
+  EXPECT_EQ(state.node_free(0), (NodeFree{4, 16, 1000}));
+  EXPECT_EQ(state.node_free(1), (NodeFree{4, 16, 1000}));
+  // Releasing CPUs that were never taken would create CPUs: not conserved.
+  state.allocate(Placement{0, {{0, 1}}, 0});
+  EXPECT_THROW(state.release(Placement{0, {{0, 1}}, 5}), InvariantError);
+}
+
+TEST(ClusterSpec, JobsWhoseCpusOrMemoryNoNodeCanHoldAreRejected) {
+  const ClusterSpec spec = testing::cluster_from(R"(
+pools:
+  - {name: a, nodes: 2, gpus_per_node: 4, cpus_per_node: 16, memory_mib_per_node: 1000}
+  - {name: b, nodes: 2, gpus_per_node: 8, accepts: {vc: [free]}}
+)");
+  const auto with = [](trace::JobSpec j, int cpus, long long memory) {
+    j.cpus = cpus;
+    j.memory_mib = memory;
+    return j;
+  };
+  std::vector<PoolId> eligible;
+  // 8 GPUs and 32 CPUs: 4 GPUs and 16 CPUs on each node of pool a.
+  EXPECT_EQ(admission_problem(spec, with(testing::job("1", 0, 10, 8), 32, -1), eligible), "");
+  EXPECT_EQ(eligible, std::vector<PoolId>{0});
+  // 8 GPUs and 40 CPUs: a node holds at most 3 GPUs (15 CPUs), 3 nodes needed, the pool has 2.
+  EXPECT_EQ(admission_problem(spec, with(testing::job("2", 0, 10, 8), 40, -1), eligible).rfind("too_many_cpus", 0), 0u);
+  // 1 GPU and 17 CPUs: no node holds it.
+  EXPECT_EQ(admission_problem(spec, with(testing::job("3", 0, 10, 1), 17, -1), eligible).rfind("too_many_cpus", 0), 0u);
+  EXPECT_EQ(admission_problem(spec, with(testing::job("4", 0, 10, 2), 1, 3000), eligible).rfind("too_much_memory", 0), 0u);
+  // Pool b does not model CPUs: the same job runs there.
+  EXPECT_EQ(admission_problem(spec, with(testing::job("5", 0, 10, 1, "free"), 17, -1), eligible), "");
+  EXPECT_EQ(eligible, std::vector<PoolId>{1});
+}
+
 }  // namespace
 }  // namespace rltune::cluster

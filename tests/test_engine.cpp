@@ -56,6 +56,23 @@ TEST(Engine, RefusesInvalidDecisionsWithoutChangingState) {
   EXPECT_EQ(engine.cluster().free_total(), 2);
 }
 
+TEST(Engine, JobsWaitForCpusAsWellAsGpusUnderEveryPlacement) {
+  // One 8-GPU node with 16 CPUs. "a" takes 2 GPUs and 12 CPUs; "b" wants 2 GPUs and 8 CPUs: 6 GPUs are
+  // free but only 4 CPUs, so b waits until a ends, under every placement policy.
+  const auto cluster = testing::cluster_from("pools: [{name: p, nodes: 1, gpus_per_node: 8, cpus_per_node: 16}]");
+  auto a = job("a", 0, 10, 2), b = job("b", 1, 5, 2);
+  a.cpus = 12;
+  b.cpus = 8;
+  for (const char* placement : {"greedy", "defrag", "balance", "milp"}) {
+    const auto out = testing::simulate(cluster, {a, b}, testing::profile("fcfs", policy::Blocking::global, false, placement));
+    EXPECT_EQ(out["a"].start, 0) << placement;
+    EXPECT_EQ(out["b"].start, 10) << placement;
+  }
+  // Without CPUs in the pool, b starts at once.
+  const auto gpus_only = testing::cluster_from("pools: [{name: p, nodes: 1, gpus_per_node: 8}]");
+  EXPECT_EQ(testing::simulate(gpus_only, {a, b}, testing::profile("fcfs"))["b"].start, 1);
+}
+
 class DoNothing final : public Scheduler {
  public:
   void decide(Engine&) override {}

@@ -18,21 +18,22 @@ namespace {
 
 using Shares = std::vector<cluster::Share>;
 
-// A one-pool cluster with the given free GPUs per node.
+// A one-pool cluster with the given free GPUs per node and, if cpus_per_node > 0, CPUs in use per node.
 struct Pool {
   cluster::ClusterSpec spec;
   std::unique_ptr<cluster::ClusterState> state;
-  Pool(int gpn, const std::vector<int>& free) {
-    spec = testing::cluster_from(fmt::format("name: p\npools:\n  - {{name: p, nodes: {}, gpus_per_node: {}}}\n", free.size(), gpn));
+  Pool(int gpn, const std::vector<int>& free, int cpus_per_node = -1, const std::vector<int>& cpus_used = {}) {
+    spec = testing::cluster_from(fmt::format("name: p\npools:\n  - {{name: p, nodes: {}, gpus_per_node: {}{}}}\n", free.size(), gpn,
+                                             cpus_per_node > 0 ? fmt::format(", cpus_per_node: {}", cpus_per_node) : ""));
     state = std::make_unique<cluster::ClusterState>(spec);
-    for (std::size_t n = 0; n < free.size(); ++n)
-      if (free[n] < gpn) state->allocate({0, {{static_cast<NodeId>(n), gpn - free[n]}}});
+    for (std::size_t n = 0; n < free.size(); ++n)  // one job per busy node, holding its CPUs there
+      if (free[n] < gpn) state->allocate({0, {{static_cast<NodeId>(n), gpn - free[n]}}, cpus_used.empty() ? 0 : cpus_used[n]});
   }
 };
 
-std::vector<Shares> enumerate_all(const Pool& pool, int gpus, bool relax) {
+std::vector<Shares> enumerate_all(const Pool& pool, const cluster::Request& r, bool relax) {
   std::vector<Shares> out;
-  enumerate(snapshot(*pool.state, 0), gpus, relax, [&](std::span<const cluster::Share> s) { out.emplace_back(s.begin(), s.end()); });
+  enumerate(snapshot(*pool.state, 0, r), r.gpus, relax, [&](std::span<const cluster::Share> s) { out.emplace_back(s.begin(), s.end()); });
   return out;
 }
 
@@ -50,7 +51,7 @@ TEST(Enumerate, WorkedExampleOfSpec45) {
 
   // The defrag order puts [8,2] first: one new partial node instead of two.
   Candidates c;
-  collect_candidates(snapshot(*pool.state, 0), 10, false, c);
+  collect_candidates(snapshot(*pool.state, 0, 10), 10, false, c);
   ASSERT_EQ(c.tier1.size(), 4u);
   EXPECT_EQ(c.tier1[0].frag_delta, 1);
   EXPECT_EQ(c.tier1[0].waste_delta, 2);
@@ -81,6 +82,20 @@ TEST(Enumerate, SingleNodeGreedyIsFirstFitByLowestId) {
   EXPECT_EQ(greedy->place(*pool.state, 41, pools).status, PlaceStatus::never_fits);
 }
 
+TEST(Enumerate, CpusCanSpreadAJobOverMoreNodes) {
+  // Three free 8-GPU nodes with 16 CPUs. 4 GPUs and 32 CPUs: 8 CPUs per GPU, so a node takes at most 2
+  // GPUs and the job needs 2 nodes although its GPUs fit on one.
+  const Pool pool(8, {8, 8, 8}, 16);
+  const cluster::Request r(4, 32);
+  EXPECT_EQ(enumerate_all(pool, r, false), (std::vector<Shares>{{{0, 2}, {1, 2}}}));
+  const PoolId pools[] = {0};
+  EXPECT_EQ(make_greedy_placement()->place(*pool.state, r, pools).placement.shares, (Shares{{0, 2}, {1, 2}}));
+  EXPECT_EQ(make_defrag_placement()->place(*pool.state, r, pools).placement.shares, (Shares{{0, 2}, {1, 2}}));
+  EXPECT_EQ(make_greedy_placement()->place(*pool.state, 4, pools).placement.shares, (Shares{{0, 4}}));
+  // 6 GPUs and 60 CPUs: at most 1 GPU per node (10 CPUs each), 6 nodes needed: never fits here.
+  EXPECT_EQ(make_greedy_placement()->place(*pool.state, cluster::Request(6, 60), pools).status, PlaceStatus::never_fits);
+}
+
 TEST(Enumerate, PhillyMergePrefersTwoGpuNodes) {
   const cluster::ClusterSpec spec = cluster::load_cluster("philly");
   cluster::ClusterState state(spec);
@@ -94,34 +109,35 @@ TEST(Enumerate, PhillyMergePrefersTwoGpuNodes) {
 
 // ---- Property: the enumerator equals a brute-force search over every placement ----
 
-// Every way to give `gpus` GPUs to the nodes of `free` (0..free[n] each), sorted share lists.
-void brute_force(const std::vector<int>& free, int gpus, std::size_t n, Shares& current, std::vector<Shares>& out) {
-  if (n == free.size()) {
+// Every way to give `gpus` GPUs to the nodes (0..cap[n] each, what node n can take), sorted share lists.
+void brute_force(const std::vector<int>& cap, int gpus, std::size_t n, Shares& current, std::vector<Shares>& out) {
+  if (n == cap.size()) {
     if (gpus == 0) out.push_back(current);
     return;
   }
-  for (int g = 0; g <= std::min(free[n], gpus); ++g) {
+  for (int g = 0; g <= std::min(cap[n], gpus); ++g) {
     if (g > 0) current.push_back({static_cast<NodeId>(n), g});
-    brute_force(free, gpus - g, n + 1, current, out);
+    brute_force(cap, gpus - g, n + 1, current, out);
     if (g > 0) current.pop_back();
   }
 }
 
-// The canonical form the reference enumerator produces (SPEC 4.3): within each free-count group the
-// lowest ids are used, with non-increasing shares; every group except the one with the smallest free
-// count gives each used node its whole free count.
-bool canonical(const std::vector<int>& free, const Shares& shares) {
-  std::map<int, std::vector<const cluster::Share*>> by_group;
-  for (const auto& s : shares) by_group[free[s.node]].push_back(&s);
-  const int smallest = by_group.begin()->first;
-  for (const auto& [c, used] : by_group) {
+// The canonical form the reference enumerator produces (SPEC 4.3): nodes are grouped by free count and,
+// where CPUs bind, by what they can take (cap); within each group the lowest ids are used, with
+// non-increasing shares; every group except the last one used (groups run from most free and most cap
+// down) gives each used node its whole cap. Without CPUs, cap = free: exactly the reference's rule.
+bool canonical(const std::vector<int>& free, const std::vector<int>& cap, const Shares& shares) {
+  std::map<std::pair<int, int>, std::vector<const cluster::Share*>> by_group;
+  for (const auto& s : shares) by_group[{free[s.node], cap[s.node]}].push_back(&s);
+  const auto last = by_group.begin()->first;
+  for (const auto& [key, used] : by_group) {
     std::vector<NodeId> group;
     for (std::size_t n = 0; n < free.size(); ++n)
-      if (free[n] == c) group.push_back(static_cast<NodeId>(n));
+      if (std::pair{free[n], cap[n]} == key) group.push_back(static_cast<NodeId>(n));
     for (std::size_t i = 0; i < used.size(); ++i) {
       if (used[i]->node != group[i]) return false;
       if (i > 0 && used[i]->gpus > used[i - 1]->gpus) return false;
-      if (c != smallest && used[i]->gpus != c) return false;
+      if (key != last && used[i]->gpus != key.second) return false;
     }
   }
   return true;
@@ -137,36 +153,54 @@ double naive_variance_of_utilisation(const std::vector<int>& free, const std::ve
 }
 
 TEST(EnumerateProperty, MatchesBruteForceOnRandomPools) {
+  // Half the rounds model CPUs: each busy node's job holds some of them, and the request asks for CPUs
+  // in proportion to GPUs, so a node may take fewer GPUs than it has free.
   Rng rng(7);
-  int checked = 0;
-  for (int round = 0; round < 400; ++round) {
+  int checked = 0, cpu_bound = 0;
+  for (int round = 0; round < 600; ++round) {
     const int gpn = std::vector<int>{2, 4, 8}[rng.uniform_int(0, 2)];
     const int nodes = static_cast<int>(rng.uniform_int(1, 5));
-    std::vector<int> free(nodes);
+    std::vector<int> free(nodes), cpus_used(nodes, 0);
     for (auto& f : free) f = static_cast<int>(rng.uniform_int(0, gpn));
     const int total = std::accumulate(free.begin(), free.end(), 0);
     const int gpus = static_cast<int>(rng.uniform_int(1, std::max(1, total)));
     const bool relax = rng.uniform() < 0.5;
-    const Pool pool(gpn, free);
+    const bool with_cpus = round % 2 == 1;
+    const int cpus_per_node = with_cpus ? static_cast<int>(rng.uniform_int(4, 16)) : -1;
+    if (with_cpus)
+      for (int n = 0; n < nodes; ++n)
+        if (free[n] < gpn) cpus_used[n] = static_cast<int>(rng.uniform_int(0, cpus_per_node));
+    const cluster::Request request(gpus, with_cpus ? static_cast<int>(rng.uniform_int(1, 4 * gpus)) : 0);
+    const Pool pool(gpn, free, cpus_per_node, cpus_used);
 
+    // What each node can take, by direct search: the most g <= free with ceil(cpus x g / gpus) CPUs free.
+    const auto can_take = [&](int free_gpus, int free_cpus) {
+      int g = std::min(free_gpus, gpus);
+      while (with_cpus && g > 0 && (request.cpus * g + gpus - 1) / gpus > free_cpus) --g;
+      return g;
+    };
+    std::vector<int> cap(nodes);
+    for (int n = 0; n < nodes; ++n) cap[n] = can_take(free[n], with_cpus ? cpus_per_node - cpus_used[n] : 0);
+    const int empty_cap = can_take(gpn, cpus_per_node);
+    cpu_bound += cap != free;
     std::vector<Shares> all;
     Shares current;
-    brute_force(free, gpus, 0, current, all);
-    const int nmin = min_nodes(gpus, gpn);
-    const int with_free = static_cast<int>(std::count_if(free.begin(), free.end(), [](int f) { return f > 0; }));
-    const int nmax = relax ? std::min(nmin + 1, with_free) : nmin;
+    brute_force(cap, gpus, 0, current, all);
+    const int nmin = empty_cap == 0 ? nodes + 1 : (gpus + empty_cap - 1) / empty_cap;
+    const int usable = static_cast<int>(std::count_if(cap.begin(), cap.end(), [](int c) { return c > 0; }));
+    const int nmax = relax ? std::min(nmin + 1, usable) : nmin;
     std::set<Shares> expected;
     for (const auto& s : all)
-      if (static_cast<int>(s.size()) >= nmin && static_cast<int>(s.size()) <= nmax && canonical(free, s)) expected.insert(s);
+      if (static_cast<int>(s.size()) >= nmin && static_cast<int>(s.size()) <= nmax && canonical(free, cap, s)) expected.insert(s);
 
-    const auto got = enumerate_all(pool, gpus, relax);
+    const auto got = enumerate_all(pool, request, relax);
     const std::set<Shares> got_set(got.begin(), got.end());
     ASSERT_EQ(got_set.size(), got.size()) << "duplicates, round " << round;
     ASSERT_EQ(got_set, expected) << "round " << round;
 
     // Scores agree with a naive recomputation over the nodes with free GPUs.
     Candidates c;
-    collect_candidates(snapshot(*pool.state, 0), gpus, relax, c);
+    collect_candidates(snapshot(*pool.state, 0, request), gpus, relax, c);
     std::vector<NodeId> free_list;
     for (int n = 0; n < nodes; ++n)
       if (free[n] > 0) free_list.push_back(n);
@@ -193,7 +227,7 @@ TEST(EnumerateProperty, MatchesBruteForceOnRandomPools) {
 
     // Greedy = lexicographically smallest tier-1 list of the brute-force set.
     const PoolId pools[] = {0};
-    const PlaceResult greedy = make_greedy_placement()->place(*pool.state, gpus, pools);
+    const PlaceResult greedy = make_greedy_placement()->place(*pool.state, request, pools);
     std::optional<Shares> best;
     for (const auto& s : expected)
       if (static_cast<int>(s.size()) == nmin && (!best || s < *best)) best = s;
@@ -205,7 +239,8 @@ TEST(EnumerateProperty, MatchesBruteForceOnRandomPools) {
       EXPECT_NE(greedy.status, PlaceStatus::placed);
     }
   }
-  EXPECT_GT(checked, 100);  // the random cases did exercise placements
+  EXPECT_GT(checked, 150);    // the random cases did exercise placements
+  EXPECT_GT(cpu_bound, 100);  // and CPUs did bind
 }
 
 }  // namespace

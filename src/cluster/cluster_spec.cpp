@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "cluster/presets.h"
@@ -37,6 +38,50 @@ std::string ClusterSpec::node_name(NodeId node) const {
   return fmt::format("{}-{}", pool.name, node - pool.first_node);
 }
 
+namespace {
+
+// ceil(total x share / gpus): the part of a job's CPUs or memory that goes with `share` of its GPUs.
+long long part_of(long long total, int share, int gpus) {
+  if (total <= 0 || share <= 0) return 0;
+  if (gpus <= 0) return total;
+  return (total * share + gpus - 1) / gpus;
+}
+
+// The most GPUs g with ceil(total x g / gpus) <= free: since free is an integer, that is total x g <=
+// free x gpus. 128-bit because free (up to 1e12 MiB) times gpus may not fit in 64 bits.
+long long most_gpus_within(long long free, long long total, int gpus) {
+  if (free < 0 || total <= 0) return gpus;  // not modelled, or not asked
+  return static_cast<long long>(static_cast<__int128>(free) * gpus / total);
+}
+
+}  // namespace
+
+int Request::cpus_for(int share) const { return static_cast<int>(part_of(cpus, share, gpus)); }
+long long Request::memory_for(int share) const { return part_of(memory_mib, share, gpus); }
+
+Request request_of(const trace::JobSpec& job) {
+  return {job.gpus, std::max(job.cpus, 0), std::max(job.memory_mib, 0LL)};
+}
+
+int NodeFree::max_share(const Request& r) const {
+  const long long most = std::min({static_cast<long long>(gpus), static_cast<long long>(r.gpus),
+                                   most_gpus_within(cpus, r.cpus, r.gpus), most_gpus_within(memory_mib, r.memory_mib, r.gpus)});
+  return static_cast<int>(std::max(most, 0LL));
+}
+
+NodeFree NodeFree::after(const Request& r, int share) const {
+  return {gpus - share, cpus < 0 ? cpus : cpus - r.cpus_for(share), memory_mib < 0 ? memory_mib : memory_mib - r.memory_for(share)};
+}
+
+NodeFree empty_node(const PoolSpec& pool) { return {pool.gpus_per_node, pool.cpus_per_node, pool.memory_mib_per_node}; }
+
+int fewest_nodes(const PoolSpec& pool, const Request& r) {
+  if (r.gpus <= 0) return 0;
+  const int share = empty_node(pool).max_share(r);
+  if (share <= 0) return std::numeric_limits<int>::max();
+  return (r.gpus + share - 1) / share;
+}
+
 bool accepts(const PoolSpec& pool, const trace::JobSpec& job) {
   const Accepts& a = pool.accepts;
   if (!a.vc.empty() && std::find(a.vc.begin(), a.vc.end(), job.vc) == a.vc.end()) return false;
@@ -52,23 +97,34 @@ std::string admission_problem(const ClusterSpec& cluster, const trace::JobSpec& 
   eligible.clear();
   if (job.gpus <= 0) return "zero_gpus: the job requests no GPU";
   if (job.duration < 0) return fmt::format("negative_duration: duration is {} s", job.duration);
-  int largest = 0;
-  bool any = false;
+  const Request r = request_of(job);
+  int largest = 0, most_cpus = 0;
+  long long most_memory = 0;
+  bool any = false, gpus_fit = false, cpus_fit = false;
   for (PoolId p = 0; p < static_cast<PoolId>(cluster.pools.size()); ++p) {
     const PoolSpec& pool = cluster.pools[p];
     if (!accepts(pool, job)) continue;
     any = true;
     largest = std::max(largest, pool.total_gpus());
-    if (job.gpus <= pool.total_gpus()) eligible.push_back(p);
+    most_cpus = std::max(most_cpus, pool.cpus_per_node);
+    most_memory = std::max(most_memory, pool.memory_mib_per_node);
+    if (could_hold(pool, r)) eligible.push_back(p);
+    gpus_fit = gpus_fit || could_hold(pool, Request(r.gpus));
+    cpus_fit = cpus_fit || could_hold(pool, Request(r.gpus, r.cpus));
   }
   if (!any) {
     std::string what = job.vc.empty() ? "no vc" : "vc '" + job.vc + "'";
     what += job.gpu_types.empty() ? " and any GPU type" : " and GPU type " + trace::join_gpu_types(job.gpu_types);
     return fmt::format("no_eligible_pool: no pool accepts {} GPUs with {}", job.gpus, what);
   }
-  if (eligible.empty())
-    return fmt::format("too_many_gpus: needs {} GPUs but the largest eligible pool has {}", job.gpus, largest);
-  return "";
+  if (!eligible.empty()) return "";
+  if (!gpus_fit) return fmt::format("too_many_gpus: needs {} GPUs but the largest eligible pool has {}", job.gpus, largest);
+  // CPUs and memory follow GPUs (see Request), so a node holding g GPUs must hold their part too.
+  if (!cpus_fit)
+    return fmt::format("too_many_cpus: needs {} CPUs with {} GPUs but no eligible pool can hold them (at most {} CPUs per node)",
+                       job.cpus, job.gpus, most_cpus);
+  return fmt::format("too_much_memory: needs {} MiB with {} GPUs but no eligible pool can hold it (at most {} MiB per node)",
+                     job.memory_mib, job.gpus, most_memory);
 }
 
 namespace {

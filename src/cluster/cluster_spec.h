@@ -42,6 +42,39 @@ struct ClusterSpec {
   std::string node_name(NodeId node) const;
 };
 
+// What a job asks of the nodes it runs on: GPUs, and CPUs and memory in total (0 = not asked). A node
+// given g of the job's R GPUs must also hold ceil(cpus x g / R) CPUs and ceil(memory x g / R) MiB, where
+// its pool models them: a job's CPUs and memory follow its GPUs, as with Slurm's --cpus-per-gpu.
+struct Request {
+  int gpus = 0;
+  int cpus = 0;
+  long long memory_mib = 0;
+  Request(int gpus_ = 0, int cpus_ = 0, long long memory_mib_ = 0)  // implicit: a GPU count is a request
+      : gpus(gpus_), cpus(cpus_), memory_mib(memory_mib_) {}
+  int cpus_for(int share) const;
+  long long memory_for(int share) const;
+  friend bool operator==(const Request&, const Request&) = default;
+};
+Request request_of(const trace::JobSpec& job);  // unspecified CPUs or memory ask for none
+
+// Free resources of one node; cpus or memory_mib < 0 = not modelled by its pool (unlimited).
+struct NodeFree {
+  int gpus = 0;
+  int cpus = -1;
+  long long memory_mib = -1;
+  // The most GPUs of `r` this node can take (the share's CPUs and memory fit too); 0 = none.
+  int max_share(const Request& r) const;
+  // What is left after giving it `share` GPUs of `r`.
+  NodeFree after(const Request& r, int share) const;
+  friend bool operator==(const NodeFree&, const NodeFree&) = default;
+  friend auto operator<=>(const NodeFree&, const NodeFree&) = default;
+};
+NodeFree empty_node(const PoolSpec& pool);
+// Fewest nodes of `pool` that could hold `r` were the pool empty (ceil(R / the largest share of an
+// empty node)); a value above pool.nodes means never. The node count placements aim for (SPEC 4.1 tier 1).
+int fewest_nodes(const PoolSpec& pool, const Request& r);
+inline bool could_hold(const PoolSpec& pool, const Request& r) { return r.gpus > 0 && fewest_nodes(pool, r) <= pool.nodes; }
+
 // True when `pool` accepts `job` by its accepts keys and GPU type (ignores the pool's size).
 bool accepts(const PoolSpec& pool, const trace::JobSpec& job);
 

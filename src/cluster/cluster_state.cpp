@@ -18,12 +18,14 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(&spec) {
   for (const auto& pool : spec.pools) {
     free_.insert(free_.end(), pool.nodes, pool.gpus_per_node);
     gpus_per_node_.insert(gpus_per_node_.end(), pool.nodes, pool.gpus_per_node);
+    free_cpus_.insert(free_cpus_.end(), pool.nodes, pool.cpus_per_node);
+    free_memory_.insert(free_memory_.end(), pool.nodes, pool.memory_mib_per_node);
     pool_free_total_.push_back(pool.total_gpus());
   }
   free_total_ = spec.total_gpus();
 }
 
-std::string ClusterState::validate(const Placement& placement, int gpus, std::span<const PoolId> allowed) const {
+std::string ClusterState::validate(const Placement& placement, const Request& request, std::span<const PoolId> allowed) const {
   if (std::find(allowed.begin(), allowed.end(), placement.pool) == allowed.end())
     return fmt::format("pool {} is not one the job may use", placement.pool);
   const PoolSpec& pool = spec_->pools[placement.pool];
@@ -36,10 +38,15 @@ std::string ClusterState::validate(const Placement& placement, int gpus, std::sp
     if (s.node <= previous) return "shares must be sorted by node, one per node";
     if (s.gpus <= 0) return fmt::format("share of node {} is {} GPUs", s.node, s.gpus);
     if (s.gpus > free_[s.node]) return fmt::format("node {} has {} free GPUs, not {}", s.node, free_[s.node], s.gpus);
+    if (free_cpus_[s.node] >= 0 && request.cpus_for(s.gpus) > free_cpus_[s.node])
+      return fmt::format("node {} has {} free CPUs, {} GPUs of the job need {}", s.node, free_cpus_[s.node], s.gpus, request.cpus_for(s.gpus));
+    if (free_memory_[s.node] >= 0 && request.memory_for(s.gpus) > free_memory_[s.node])
+      return fmt::format("node {} has {} MiB free, {} GPUs of the job need {} MiB", s.node, free_memory_[s.node], s.gpus,
+                         request.memory_for(s.gpus));
     total += s.gpus;
     previous = s.node;
   }
-  if (total != gpus) return fmt::format("the placement gives {} GPUs, the job needs {}", total, gpus);
+  if (total != request.gpus) return fmt::format("the placement gives {} GPUs, the job needs {}", total, request.gpus);
   return "";
 }
 
@@ -52,14 +59,35 @@ void ClusterState::change(NodeId node, int delta) {
   free_total_ += delta;
 }
 
+void ClusterState::change_other(NodeId node, int cpus, long long memory_mib) {
+  if (free_cpus_[node] < 0 && free_memory_[node] < 0) return;  // not modelled
+  const PoolSpec& pool = spec_->pools[spec_->pool_of(node)];
+  const int cpus_after = free_cpus_[node] < 0 ? -1 : free_cpus_[node] + cpus;
+  const long long memory_after = free_memory_[node] < 0 ? -1 : free_memory_[node] + memory_mib;
+  RLTUNE_CHECK(cpus_after <= pool.cpus_per_node && (cpus_after >= 0 || pool.cpus_per_node < 0),
+               fmt::format("node {} would have {} free CPUs of {}", node, cpus_after, pool.cpus_per_node));
+  RLTUNE_CHECK(memory_after <= pool.memory_mib_per_node && (memory_after >= 0 || pool.memory_mib_per_node < 0),
+               fmt::format("node {} would have {} MiB free of {}", node, memory_after, pool.memory_mib_per_node));
+  free_cpus_[node] = cpus_after;
+  free_memory_[node] = memory_after;
+}
+
 void ClusterState::allocate(const Placement& placement) {
-  for (const auto& s : placement.shares) change(s.node, -s.gpus);
-  pool_free_total_[placement.pool] -= placement.gpus();
+  const Request r = placement.request();
+  for (const auto& s : placement.shares) {
+    change(s.node, -s.gpus);
+    change_other(s.node, -r.cpus_for(s.gpus), -r.memory_for(s.gpus));
+  }
+  pool_free_total_[placement.pool] -= r.gpus;
 }
 
 void ClusterState::release(const Placement& placement) {
-  for (const auto& s : placement.shares) change(s.node, s.gpus);
-  pool_free_total_[placement.pool] += placement.gpus();
+  const Request r = placement.request();
+  for (const auto& s : placement.shares) {
+    change(s.node, s.gpus);
+    change_other(s.node, r.cpus_for(s.gpus), r.memory_for(s.gpus));
+  }
+  pool_free_total_[placement.pool] += r.gpus;
 }
 
 std::string format_placement(const ClusterSpec& spec, const Placement& placement) {

@@ -1,5 +1,6 @@
 #pragma once
-// Free GPUs per node and where each job's GPUs are. Allocation and release check GPU conservation.
+// Free GPUs, CPUs and memory per node and where each job's GPUs are. Allocation and release check that
+// every resource is conserved.
 #include <span>
 #include <string>
 #include <vector>
@@ -15,11 +16,15 @@ struct Share {
   friend auto operator<=>(const Share&, const Share&) = default;
 };
 
-// GPUs given to one job: shares sorted by node id, all inside one pool.
+// GPUs given to one job: shares sorted by node id, all inside one pool. The job's CPUs and memory go with
+// its GPUs (see Request); the engine fills them in from the job when it starts.
 struct Placement {
   PoolId pool = -1;
   std::vector<Share> shares;
+  int cpus = 0;
+  long long memory_mib = 0;
   int gpus() const;
+  Request request() const { return {gpus(), cpus, memory_mib}; }
   friend bool operator==(const Placement&, const Placement&) = default;
 };
 
@@ -29,6 +34,9 @@ class ClusterState {
 
   const ClusterSpec& spec() const { return *spec_; }
   int free(NodeId node) const { return free_[node]; }
+  NodeFree node_free(NodeId node) const { return {free_[node], free_cpus_[node], free_memory_[node]}; }
+  // The most GPUs of `r` node `node` can take now.
+  int max_share(NodeId node, const Request& r) const { return node_free(node).max_share(r); }
   // Free GPUs of every node of a pool, indexed from the pool's first node.
   std::span<const int> pool_free(PoolId pool) const {
     const PoolSpec& p = spec_->pools[pool];
@@ -39,17 +47,21 @@ class ClusterState {
   // Nodes with 0 < free < gpus_per_node, over the whole cluster.
   int partial_nodes() const { return partial_nodes_; }
 
-  // "" when `placement` is a valid way to give `gpus` GPUs in one of `allowed_pools` now; else why not.
-  std::string validate(const Placement& placement, int gpus, std::span<const PoolId> allowed_pools) const;
-  // Apply or undo a placement. Both check that GPUs are conserved (never below 0 or above capacity).
+  // "" when `placement` is a valid way to serve `request` in one of `allowed_pools` now; else why not.
+  std::string validate(const Placement& placement, const Request& request, std::span<const PoolId> allowed_pools) const;
+  // Apply or undo a placement (its shares, CPUs and memory). Both check that every resource is conserved
+  // (never below 0 or above capacity).
   void allocate(const Placement& placement);
   void release(const Placement& placement);
 
  private:
   void change(NodeId node, int delta);
+  void change_other(NodeId node, int cpus, long long memory_mib);
 
   const ClusterSpec* spec_;
   std::vector<int> free_;
+  std::vector<int> free_cpus_;           // -1 where the pool does not model CPUs
+  std::vector<long long> free_memory_;   // -1 where the pool does not model memory
   std::vector<int> gpus_per_node_;  // per node, for the partial-node count
   std::vector<int> pool_free_total_;
   int free_total_ = 0;

@@ -35,9 +35,9 @@ bool ProfileScheduler::try_start(sim::Engine& engine, JobIndex job, std::span<co
   upcoming_.clear();
   for (std::size_t i = 0; i < later.size() && static_cast<int>(upcoming_.size()) < placement_->lookahead(); ++i) {
     const sim::SimJob& next = engine.job(later[i]);
-    if (next.state == sim::JobState::queued) upcoming_.push_back({next.spec->gpus, next.eligible});
+    if (next.state == sim::JobState::queued) upcoming_.push_back({cluster::request_of(*next.spec), next.eligible});
   }
-  const PlaceResult r = placement_->place(engine.cluster(), engine.job(job).spec->gpus, pools, upcoming_);
+  const PlaceResult r = placement_->place(engine.cluster(), cluster::request_of(*engine.job(job).spec), pools, upcoming_);
   if (r.status != PlaceStatus::placed) return false;
   const std::string problem = engine.start(job, r.placement);
   RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
@@ -53,11 +53,11 @@ Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, P
   std::stable_sort(ending.begin(), ending.end(),
                    [&](JobIndex a, JobIndex b) { return estimated_end(a) < estimated_end(b); });
   cluster::ClusterState future = engine.cluster();
-  const int gpus = engine.job(job).spec->gpus;
+  const cluster::Request request = cluster::request_of(*engine.job(job).spec);
   const PoolId only[] = {pool};
   for (const JobIndex r : ending) {
     future.release(engine.job(r).placement);
-    if (placement_->feasibility(future, gpus, only) == PlaceStatus::placed) return estimated_end(r);
+    if (placement_->feasibility(future, request, only) == PlaceStatus::placed) return estimated_end(r);
   }
   return kForever;
 }

@@ -142,7 +142,7 @@ bool Env::try_start(JobIndex j) {
   for (const PoolId p : job.eligible)
     if (!blocked_[static_cast<std::size_t>(p)]) pools_.push_back(p);
   if (pools_.empty()) return false;
-  const policy::PlaceResult r = placement_->place(engine_->cluster(), job.spec->gpus, pools_);
+  const policy::PlaceResult r = placement_->place(engine_->cluster(), cluster::request_of(*job.spec), pools_);
   if (r.status != policy::PlaceStatus::placed) return false;
   const std::string problem = engine_->start(j, r.placement);
   RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);

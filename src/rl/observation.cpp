@@ -17,17 +17,18 @@ double bounded(double v) { return std::clamp(v, 0.0, 1.0 - kEps); }
 
 struct TierCount {
   PoolId pool;
-  int gpus;
+  cluster::Request request;
   std::size_t tier1, tier2;
 };
 
-// Tier-1/tier-2 candidate counts of `gpus` in `pool`, enumerated once per (pool, request) per observation.
-const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, int gpus, std::vector<TierCount>& cache) {
+// Tier-1/tier-2 candidate counts of `request` in `pool`, enumerated once per (pool, request) per observation.
+const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, const cluster::Request& request,
+                       std::vector<TierCount>& cache) {
   for (const auto& t : cache)
-    if (t.pool == pool && t.gpus == gpus) return t;
+    if (t.pool == pool && t.request == request) return t;
   policy::Candidates c;
-  policy::collect_candidates(policy::snapshot(state, pool), gpus, /*relax=*/true, c);
-  cache.push_back({pool, gpus, c.tier1.size(), c.tier2.size()});
+  policy::collect_candidates(policy::snapshot(state, pool, request), request.gpus, /*relax=*/true, c);
+  cache.push_back({pool, request, c.tier1.size(), c.tier2.size()});
   return cache.back();
 }
 
@@ -76,7 +77,7 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
         partial += n > 0 && n < pool.gpus_per_node;
         with_free += n > 0;
       }
-      const TierCount& t = tiers(state, p, gpus, cache);
+      const TierCount& t = tiers(state, p, cluster::request_of(*job.spec), cache);
       tier1 += t.tier1;
       tier2 += t.tier2;
     }

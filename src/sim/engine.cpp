@@ -106,14 +106,27 @@ bool Engine::advance() {
   }
 }
 
+namespace {
+
+// The placement as the engine records it: the job's own CPUs and memory go with its GPUs.
+cluster::Placement with_request(const cluster::Placement& placement, const trace::JobSpec& spec) {
+  cluster::Placement p = placement;
+  const cluster::Request r = cluster::request_of(spec);
+  p.cpus = r.cpus;
+  p.memory_mib = r.memory_mib;
+  return p;
+}
+
+}  // namespace
+
 std::string Engine::start(JobIndex j, const cluster::Placement& placement) {
   if (j < 0 || j >= static_cast<JobIndex>(jobs_.size())) return fmt::format("job index {} does not exist", j);
   SimJob& job = jobs_[j];
   if (job.state != JobState::queued) return fmt::format("job {} is {}, not queued", job.spec->id, to_string(job.state));
-  std::string problem = cluster_.validate(placement, job.spec->gpus, job.eligible);
+  std::string problem = cluster_.validate(placement, cluster::request_of(*job.spec), job.eligible);
   if (!problem.empty()) return fmt::format("job {}: {}", job.spec->id, problem);
-  cluster_.allocate(placement);
-  job.placement = placement;
+  job.placement = with_request(placement, *job.spec);
+  cluster_.allocate(job.placement);
   job.state = JobState::running;
   job.start = now_;
   job.end = now_ + job.spec->duration;
@@ -135,10 +148,10 @@ void Engine::resume(Seconds now, std::span<const Running> running) {
       throw InputError(fmt::format("job {}: running but submitted or started after now ({})", job.spec->id, now));
     if (job.state != JobState::pending) throw InputError(fmt::format("job {}: listed as running twice", job.spec->id));
     const std::vector<PoolId> pools{r.placement.pool};
-    const std::string problem = cluster_.validate(r.placement, job.spec->gpus, pools);
+    const std::string problem = cluster_.validate(r.placement, cluster::request_of(*job.spec), pools);
     if (!problem.empty()) throw InputError(fmt::format("running job {}: {}", job.spec->id, problem));
-    cluster_.allocate(r.placement);
-    job.placement = r.placement;
+    job.placement = with_request(r.placement, *job.spec);
+    cluster_.allocate(job.placement);
     job.state = JobState::running;
     job.start = r.start;
     job.end = std::max(now + 1, r.start + job.spec->duration);

@@ -4,17 +4,20 @@
 
 namespace rltune::policy {
 
-PoolSnapshot snapshot(const cluster::ClusterState& state, PoolId pool) {
+PoolSnapshot snapshot(const cluster::ClusterState& state, PoolId pool, const cluster::Request& request) {
   const auto& spec = state.spec().pools[pool];
-  return {pool, spec.first_node, spec.gpus_per_node, state.pool_free(pool)};
+  PoolSnapshot s{pool, spec.first_node, spec.gpus_per_node, state.pool_free(pool), {}, cluster::fewest_nodes(spec, request)};
+  const bool binds = (spec.cpus_per_node >= 0 && request.cpus > 0) || (spec.memory_mib_per_node >= 0 && request.memory_mib > 0);
+  if (binds)
+    for (NodeId n = spec.first_node; n < spec.first_node + spec.nodes; ++n) s.caps.push_back(state.max_share(n, request));
+  return s;
 }
-
-int min_nodes(int gpus, int gpus_per_node) { return (gpus + gpus_per_node - 1) / gpus_per_node; }
 
 namespace {
 
 struct Group {
   int free;
+  int cap;                  // the most GPUs of the request one of these nodes can take
   std::vector<NodeId> ids;  // ascending
 };
 
@@ -31,17 +34,26 @@ class Enumerator {
       : emit_(emit) {
     const int gpn = pool.gpus_per_node;
     std::vector<std::vector<NodeId>> by_free(gpn + 1);  // one pass over the nodes, ids stay ascending
-    int nonzero = 0;
+    int usable = 0;
     for (std::size_t i = 0; i < pool.free.size(); ++i)
-      if (pool.free[i] > 0) {
+      if (pool.cap(i) > 0) {
         by_free[pool.free[i]].push_back(pool.first_node + static_cast<NodeId>(i));
-        ++nonzero;
+        ++usable;
       }
-    for (int c = gpn; c >= 1; --c)
-      if (!by_free[c].empty()) groups_.push_back({c, std::move(by_free[c])});
-    gpn_ = gpn;
-    nmin_ = min_nodes(gpus, gpn);
-    nmax_ = relax ? std::min(nmin_ + 1, nonzero) : nmin_;
+    const auto cap = [&](NodeId n) { return pool.cap(static_cast<std::size_t>(n - pool.first_node)); };
+    for (int c = gpn; c >= 1; --c) {
+      auto& ids = by_free[c];
+      // Split by what the nodes can take, most first (one group when CPUs and memory do not bind).
+      if (!pool.caps.empty()) std::stable_sort(ids.begin(), ids.end(), [&](NodeId a, NodeId b) { return cap(a) > cap(b); });
+      for (auto it = ids.begin(); it != ids.end();) {
+        const auto end = std::find_if(it, ids.end(), [&](NodeId n) { return cap(n) != cap(*it); });
+        groups_.push_back({c, cap(*it), {it, end}});
+        it = end;
+      }
+    }
+    nmin_ = pool.fewest;
+    if (nmin_ > usable) return;  // too few nodes can take a share
+    nmax_ = relax ? std::min(nmin_ + 1, usable) : nmin_;
     rec(0, gpus, 0);
   }
 
@@ -53,7 +65,7 @@ class Enumerator {
     }
     if (g == static_cast<int>(groups_.size())) return;
     rec(g + 1, rem, used);
-    const int cap = std::min(groups_[g].free, gpn_);
+    const int cap = groups_[g].cap;
     const int kmax = std::min({static_cast<int>(groups_[g].ids.size()), nmax_ - used, rem});
     for (int k = 1; k <= kmax; ++k) {
       const int total = std::min(k * cap, rem);
@@ -92,7 +104,7 @@ class Enumerator {
   std::vector<Group> groups_;
   std::vector<PatternPart> plan_;
   std::vector<cluster::Share> out_;
-  int gpn_ = 0, nmin_ = 0, nmax_ = 0;
+  int nmin_ = 0, nmax_ = 0;
 };
 
 }  // namespace
@@ -118,7 +130,7 @@ void collect_candidates(const PoolSnapshot& pool, int gpus, bool relax, Candidat
       y2 += (g - x) * (g - x);
     }
   const long long var_before = n * y2 - y1 * y1;  // = n^2 g^2 Var(u): exact in integers
-  const int nmin = min_nodes(gpus, pool.gpus_per_node);
+  const int nmin = pool.fewest;
   enumerate(pool, gpus, relax, [&](std::span<const cluster::Share> shares) {
     ++out.assignments;
     Candidate c;

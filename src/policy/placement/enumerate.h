@@ -10,20 +10,24 @@
 
 namespace rltune::policy {
 
+// One pool as the enumerator sees it for one request.
 struct PoolSnapshot {
   PoolId pool;
   NodeId first_node;
   int gpus_per_node;
   std::span<const int> free;  // free GPUs per node of the pool, from its first node
+  std::vector<int> caps;      // the most GPUs of the request each node can take; empty = its free GPUs
+  int fewest = 0;             // nodes the request needs at least (cluster::fewest_nodes)
+  int cap(std::size_t i) const { return caps.empty() ? free[i] : caps[i]; }
 };
-PoolSnapshot snapshot(const cluster::ClusterState& state, PoolId pool);
-
-// Minimum node count for a request: ceil(gpus / gpus_per_node).
-int min_nodes(int gpus, int gpus_per_node);
+// `request`'s CPUs and memory bind only where the pool models them.
+PoolSnapshot snapshot(const cluster::ClusterState& state, PoolId pool, const cluster::Request& request);
 
 // Calls `emit(shares)` for every pattern, in the reference's depth-first order. Shares are sorted by node
-// id; the span is valid only during the call. relax=false: exactly min_nodes nodes; relax=true: up to
-// min(min_nodes + 1, #nodes with free GPUs). Nothing is emitted for gpus <= 0.
+// id; the span is valid only during the call. relax=false: exactly `fewest` nodes; relax=true: up to
+// min(fewest + 1, #nodes that can take a share). Nothing is emitted for gpus <= 0. Where CPUs or memory
+// bind, nodes of one free-GPU group are split by how much of the request they can take (most first),
+// and no share exceeds that; otherwise this is exactly the reference's enumeration.
 void enumerate(const PoolSnapshot& pool, int gpus, bool relax,
                const std::function<void(std::span<const cluster::Share>)>& emit);
 
@@ -37,8 +41,8 @@ struct Candidate {
 };
 
 struct Candidates {
-  std::vector<Candidate> tier1;  // exactly min_nodes nodes, enumeration order
-  std::vector<Candidate> tier2;  // min_nodes + 1 nodes and no more partial nodes (relax only)
+  std::vector<Candidate> tier1;  // exactly `fewest` nodes, enumeration order
+  std::vector<Candidate> tier2;  // fewest + 1 nodes and no more partial nodes (relax only)
   std::size_t assignments = 0;   // everything emitted, including min+1 patterns in neither tier
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 #include "core/error.h"
 #include "milp/model.h"
@@ -21,19 +22,29 @@ std::vector<int> levels(std::span<const int> free, int gpus_per_node) {
   return count;
 }
 
-// True when the m = ceil(r/G) nodes with the most free GPUs can hold r GPUs.
-bool fits(const std::vector<int>& count, int gpus_per_node, int gpus) {
-  int nodes = min_nodes(gpus, gpus_per_node), held = 0;
-  for (int v = gpus_per_node; v >= 1 && nodes > 0; --v) {
+// True when the request fits pool p now on its fewest nodes: the m = fewest_nodes nodes that can take the
+// most of it hold all its GPUs (with CPUs and memory unmodelled: the m nodes with most free GPUs).
+bool fits(const cluster::ClusterState& state, PoolId p, const cluster::Request& r) {
+  const cluster::PoolSpec& pool = state.spec().pools[p];
+  int nodes = cluster::fewest_nodes(pool, r);
+  if (r.gpus <= 0 || nodes > pool.nodes || state.pool_free_total(p) < r.gpus) return false;
+  std::vector<int> count(static_cast<std::size_t>(pool.gpus_per_node) + 1, 0);  // nodes by the share they can take
+  for (NodeId n = pool.first_node; n < pool.first_node + pool.nodes; ++n) ++count[static_cast<std::size_t>(state.max_share(n, r))];
+  int held = 0;
+  for (int v = pool.gpus_per_node; v >= 1 && nodes > 0; --v) {
     const int take = std::min(nodes, count[static_cast<std::size_t>(v)]);
     held += take * v;
     nodes -= take;
   }
-  return held >= gpus;
+  return held >= r.gpus;
 }
 
-double objective_of(const std::vector<int>& count, int gpus_per_node, int nodes_used, int left_on_used,
+// The stated objective of pool p in `state` (see the header), for a placement that used `nodes_used`
+// nodes and left `left_on_used` GPUs free on them.
+double objective_of(const cluster::ClusterState& state, PoolId p, int nodes_used, int left_on_used,
                     std::span<const UpcomingJob> upcoming, const MilpOptions& o) {
+  const int gpus_per_node = state.spec().pools[p].gpus_per_node;
+  const std::vector<int> count = levels(state.pool_free(p), gpus_per_node);
   int partial = 0, lowest = gpus_per_node, highest = 0, nodes = 0;
   double sum = 0, sum_sq = 0;  // of node utilisation (used / G)
   for (int v = 0; v <= gpus_per_node; ++v) {
@@ -50,9 +61,19 @@ double objective_of(const std::vector<int>& count, int gpus_per_node, int nodes_
   // Load imbalance: the paper's free-GPU range for `ways`; the variance of node utilisation for `nodes`.
   const double imbalance = o.model == "ways" ? highest - lowest : sum_sq / nodes - (sum / nodes) * (sum / nodes);
   int fitting = 0;
-  for (const auto& job : upcoming) fitting += fits(count, gpus_per_node, job.gpus);
+  for (const auto& job : upcoming) fitting += fits(state, p, job.request);
   return o.alpha * partial + o.beta * imbalance + o.delta * nodes_used + o.waste * left_on_used -
          o.gamma * fitting;
+}
+
+// The objective after placing `shares` of `r` in pool p, relative to before (so that pools compare fairly).
+double relative_objective(const cluster::ClusterState& state, PoolId p, std::span<const cluster::Share> shares,
+                          const cluster::Request& r, std::span<const UpcomingJob> relevant, const MilpOptions& o) {
+  cluster::ClusterState after = state;
+  after.allocate({p, {shares.begin(), shares.end()}, r.cpus, r.memory_mib});
+  int left = 0;
+  for (const auto& s : shares) left += after.free(s.node);
+  return objective_of(after, p, static_cast<int>(shares.size()), left, relevant, o) - objective_of(state, p, 0, 0, relevant, o);
 }
 
 // The upcoming jobs whose fit depends on where the job goes in `pool`: those eligible there that fit in
@@ -61,35 +82,63 @@ std::vector<UpcomingJob> relevant_upcoming(const cluster::ClusterState& state, P
   std::vector<UpcomingJob> out;
   for (const auto& job : upcoming) {
     if (std::find(job.pools.begin(), job.pools.end(), pool) == job.pools.end()) continue;
-    if (job.gpus > state.spec().pools[pool].total_gpus() || job.gpus <= 0) continue;
+    if (!cluster::could_hold(state.spec().pools[pool], job.request)) continue;
     bool elsewhere = false;
-    for (const PoolId q : job.pools) {
-      if (q == pool) continue;
-      const int gpn = state.spec().pools[q].gpus_per_node;
-      elsewhere = elsewhere || fits(levels(state.pool_free(q), gpn), gpn, job.gpus);
-    }
+    for (const PoolId q : job.pools) elsewhere = elsewhere || (q != pool && fits(state, q, job.request));
     if (!elsewhere) out.push_back(job);
   }
   return out;
 }
 
-// Concrete placement from the group solution: for each free level, the nodes given k GPUs are the
-// lowest-id nodes of that level (larger shares first).
-cluster::Placement to_placement(const cluster::ClusterState& state, PoolId pool,
-                                const std::vector<std::vector<int>>& taken) {
-  const auto free = state.pool_free(pool);
-  const cluster::PoolSpec& spec = state.spec().pools[pool];
-  cluster::Placement placement;
-  placement.pool = pool;
-  std::vector<std::vector<NodeId>> by_level(taken.size());
-  for (std::size_t i = 0; i < free.size(); ++i) by_level[static_cast<std::size_t>(free[i])].push_back(spec.first_node + static_cast<NodeId>(i));
-  for (std::size_t l = 1; l < taken.size(); ++l) {
-    std::size_t next = 0;
-    for (int k = static_cast<int>(taken[l].size()) - 1; k >= 1; --k)
-      for (int n = 0; n < taken[l][static_cast<std::size_t>(k)]; ++n) placement.shares.push_back({by_level[l][next++], k});
+// Nodes of one pool that are interchangeable for every term of the objective.
+struct NodeGroup {
+  cluster::NodeFree free;   // of its first node: what the model reads of any of them is the same
+  std::vector<NodeId> ids;  // ascending
+};
+
+// The pool's nodes that can take part of `r`, grouped so that the model grows with the number of
+// distinct node states, not with the number of nodes. Two nodes are interchangeable when they have the
+// same free GPUs, can take as much of the job, and can take as much of each upcoming job now and after
+// each share of this one; CPUs and memory matter only through those, so nodes that differ only in them
+// still share a group when the difference changes nothing.
+std::vector<NodeGroup> groups_of(const cluster::ClusterState& state, PoolId p, const cluster::Request& r,
+                                 std::span<const UpcomingJob> relevant) {
+  const cluster::PoolSpec& pool = state.spec().pools[p];
+  // Where the pool models neither CPUs nor memory, free GPUs determine the rest of the signature.
+  const bool gpus_only = pool.cpus_per_node < 0 && pool.memory_mib_per_node < 0;
+  const std::size_t per_job = gpus_only ? 0 : static_cast<std::size_t>(1 + std::min(pool.gpus_per_node, r.gpus));
+  const std::size_t width = 2 + relevant.size() * per_job;
+  std::vector<int> signatures;  // one row of `width` per usable node, -1 padded
+  std::vector<NodeId> nodes;
+  for (NodeId n = pool.first_node; n < pool.first_node + pool.nodes; ++n) {
+    const cluster::NodeFree f = state.node_free(n);
+    const int cap = f.max_share(r);
+    if (cap == 0) continue;
+    nodes.push_back(n);
+    const std::size_t row = signatures.size();
+    signatures.resize(row + width, -1);
+    signatures[row] = f.gpus;
+    signatures[row + 1] = cap;
+    std::size_t at = row + 2;
+    for (std::size_t j = 0; per_job > 0 && j < relevant.size(); ++j, at += per_job) {
+      signatures[at] = f.max_share(relevant[j].request);
+      for (int k = 1; k <= cap; ++k) signatures[at + static_cast<std::size_t>(k)] = f.after(r, k).max_share(relevant[j].request);
+    }
   }
-  std::sort(placement.shares.begin(), placement.shares.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
-  return placement;
+  const auto signature = [&](std::size_t i) { return std::span(signatures).subspan(i * width, width); };
+  std::vector<std::size_t> order(nodes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto x = signature(a), y = signature(b);
+    return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
+  });
+  std::vector<NodeGroup> groups;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || !std::ranges::equal(signature(order[i]), signature(order[i - 1])))
+      groups.push_back({state.node_free(nodes[order[i]]), {}});
+    groups.back().ids.push_back(nodes[order[i]]);
+  }
+  return groups;
 }
 
 struct PoolChoice {
@@ -106,45 +155,40 @@ class MilpPlacement final : public PlacementPolicy {
 
   int lookahead() const override { return options_.lookahead; }
   // Exactly when greedy places: no model is solved for a yes/no question.
-  PlaceStatus feasibility(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const override {
-    return greedy_->place(state, gpus, pools).status;
+  PlaceStatus feasibility(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools) const override {
+    return greedy_->place(state, r, pools).status;
   }
   const PlacementStats* stats() const override { return &stats_; }
 
-  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
+  PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
                     std::span<const UpcomingJob> upcoming) const override {
     // Whether the job starts is the reference's decision; the MILP only chooses where.
-    PlaceResult result = greedy_->place(state, gpus, pools);
+    PlaceResult result = greedy_->place(state, r, pools);
     if (result.status != PlaceStatus::placed) return result;
     const auto began = std::chrono::steady_clock::now();
     PoolChoice best;
     bool fell_back = false;
     for (const PoolId p : pools) {
-      if (!fits(levels(state.pool_free(p), state.spec().pools[p].gpus_per_node), state.spec().pools[p].gpus_per_node, gpus))
-        continue;
+      if (!fits(state, p, r)) continue;
       const auto relevant = relevant_upcoming(state, p, upcoming);
-      PoolChoice c = options_.model == "ways" ? best_way(state, p, gpus, relevant) : solve_nodes(state, p, gpus, relevant);
+      PoolChoice c = options_.model == "ways" ? best_way(state, p, r, relevant) : solve_nodes(state, p, r, relevant);
       fell_back = fell_back || c.fell_back;
       if (c.ok && (!best.ok || c.score < best.score - 1e-9)) best = std::move(c);
     }
     ++stats_.solves;
     stats_.solve_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - began).count());
     if (fell_back) ++stats_.fallbacks;
-    if (!best.ok) return defrag_->place(state, gpus, pools);
+    if (!best.ok) return defrag_->place(state, r, pools);
     result.placement = std::move(best.placement);
     return result;
   }
 
  private:
-  double before(const cluster::ClusterState& state, PoolId p, std::span<const UpcomingJob> relevant) const {
-    const int gpn = state.spec().pools[p].gpus_per_node;
-    return objective_of(levels(state.pool_free(p), gpn), gpn, 0, 0, relevant, options_);
-  }
-
   // The paper's candidate ways of this pool, scored exactly.
-  PoolChoice best_way(const cluster::ClusterState& state, PoolId p, int gpus, std::span<const UpcomingJob> relevant) const {
+  PoolChoice best_way(const cluster::ClusterState& state, PoolId p, const cluster::Request& r,
+                      std::span<const UpcomingJob> relevant) const {
     Candidates c;
-    collect_candidates(snapshot(state, p), gpus, /*relax=*/true, c);
+    collect_candidates(snapshot(state, p, r), r.gpus, /*relax=*/true, c);
     std::vector<cluster::Placement> ways;
     const auto add_first = [&](std::vector<Candidate> tier, void (*sort)(std::vector<Candidate>&)) {
       if (tier.empty()) return;
@@ -158,18 +202,8 @@ class MilpPlacement final : public PlacementPolicy {
     add_first(c.tier2, sort_defrag);
     add_first(c.tier2, sort_balance);
     PoolChoice best;
-    const int gpn = state.spec().pools[p].gpus_per_node;
-    const double base = before(state, p, relevant);
     for (const auto& way : ways) {
-      std::vector<int> free(state.pool_free(p).begin(), state.pool_free(p).end());
-      int left = 0;
-      for (const auto& s : way.shares) {
-        int& f = free[static_cast<std::size_t>(s.node - state.spec().pools[p].first_node)];
-        f -= s.gpus;
-        left += f;
-      }
-      const double score =
-          objective_of(levels(free, gpn), gpn, static_cast<int>(way.shares.size()), left, relevant, options_) - base;
+      const double score = relative_objective(state, p, way.shares, r, relevant, options_);
       if (!best.ok || score < best.score - 1e-9) {
         best.ok = true;
         best.score = score;
@@ -180,87 +214,88 @@ class MilpPlacement final : public PlacementPolicy {
     return best;
   }
 
-  PoolChoice solve_nodes(const cluster::ClusterState& state, PoolId p, int gpus, std::span<const UpcomingJob> relevant) const {
-    const int G = state.spec().pools[p].gpus_per_node;
+  PoolChoice solve_nodes(const cluster::ClusterState& state, PoolId p, const cluster::Request& r,
+                         std::span<const UpcomingJob> relevant) const {
+    const cluster::PoolSpec& pool = state.spec().pools[p];
+    const int G = pool.gpus_per_node;
     const std::vector<int> count = levels(state.pool_free(p), G);
-    const int pool_nodes = state.spec().pools[p].nodes;
+    const std::vector<NodeGroup> groups = groups_of(state, p, r, relevant);
     const MilpOptions& o = options_;
     milp::Model m;
-    // x[l][k]: nodes with l free GPUs given k GPUs.
-    std::vector<std::vector<int>> x(static_cast<std::size_t>(G) + 1);
-    milp::Constraint demand{"demand", {}, static_cast<double>(gpus), static_cast<double>(gpus)};
+    // x[s][k]: nodes of group s given k GPUs, k up to what one of them can take.
+    struct Choice {
+      int var;
+      std::size_t group;
+      int k;
+    };
+    std::vector<Choice> x;
+    milp::Constraint demand{"demand", {}, static_cast<double>(r.gpus), static_cast<double>(r.gpus)};
     milp::Constraint used{"nodes", {}, 0, 0};
     int usable = 0;
-    for (int l = 1; l <= G; ++l) {
-      const int n = count[static_cast<std::size_t>(l)];
-      x[static_cast<std::size_t>(l)].assign(static_cast<std::size_t>(std::min(l, gpus)) + 1, -1);
-      if (n == 0) continue;
+    for (std::size_t s = 0; s < groups.size(); ++s) {
+      const int n = static_cast<int>(groups[s].ids.size()), l = groups[s].free.gpus;
       usable += n;
-      milp::Constraint level{fmt::format("level{}", l), {}, -milp::kInfinity, static_cast<double>(n)};
-      for (int k = 1; k <= std::min(l, gpus); ++k) {
+      milp::Constraint group{fmt::format("group{}", s), {}, -milp::kInfinity, static_cast<double>(n)};
+      for (int k = 1; k <= groups[s].free.max_share(r); ++k) {
         const int v = m.add_variable({"", milp::VarKind::integer, 0, static_cast<double>(n), o.delta + o.waste * (l - k)});
-        x[static_cast<std::size_t>(l)][static_cast<std::size_t>(k)] = v;
-        level.terms.push_back({v, 1});
+        x.push_back({v, s, k});
+        group.terms.push_back({v, 1});
         demand.terms.push_back({v, static_cast<double>(k)});
         used.terms.push_back({v, 1});
       }
-      m.add_constraint(std::move(level));
+      m.add_constraint(std::move(group));
     }
-    const int fewest = min_nodes(gpus, G);
+    const int fewest = cluster::fewest_nodes(pool, r);
     used.lower = fewest;
     used.upper = std::min(fewest + o.extra_nodes, usable);
     m.add_constraint(std::move(demand));
     m.add_constraint(std::move(used));
-    // c[v] after placement = count[v] + sum of terms: nodes leaving level v, nodes arriving at it.
-    std::vector<std::vector<milp::Term>> arrive(static_cast<std::size_t>(G) + 1);
-    for (int l = 1; l <= G; ++l)
-      for (int k = 1; k < static_cast<int>(x[static_cast<std::size_t>(l)].size()); ++k) {
-        const int v = x[static_cast<std::size_t>(l)][static_cast<std::size_t>(k)];
-        if (v < 0) continue;
-        arrive[static_cast<std::size_t>(l)].push_back({v, -1});
-        arrive[static_cast<std::size_t>(l - k)].push_back({v, 1});
-      }
-    // Partial nodes: alpha * sum of c[v] for 0 < v < G (constant part in the objective constant).
-    for (int v = 1; v < G; ++v) {
-      m.objective_constant += o.alpha * count[static_cast<std::size_t>(v)];
-      for (const auto& t : arrive[static_cast<std::size_t>(v)]) m.variables[static_cast<std::size_t>(t.var)].objective += o.alpha * t.coef;
+    // Partial nodes: a node going from l to l - k free GPUs changes the count of partial nodes by
+    // [0 < l-k < G] - [0 < l < G] (the constant part is the count before).
+    const auto partial = [G](int v) { return v > 0 && v < G ? 1.0 : 0.0; };
+    for (int v = 1; v < G; ++v) m.objective_constant += o.alpha * count[static_cast<std::size_t>(v)];
+    for (const Choice& c : x) {
+      const int l = groups[c.group].free.gpus;
+      m.variables[static_cast<std::size_t>(c.var)].objective += o.alpha * (partial(l - c.k) - partial(l));
     }
     // Load imbalance = variance of node utilisation u = (G - free) / G over the pool's N nodes:
     // sum(u^2) / N - mean^2. The mean after placement is fixed, and a node going from l to l - k free
     // GPUs changes sum(u^2) by ((G-l+k)^2 - (G-l)^2) / G^2: linear in x, no extra variables.
     if (o.beta != 0) {
-      const double g2 = static_cast<double>(G) * G, n = pool_nodes;
+      const double g2 = static_cast<double>(G) * G, n = pool.nodes;
       double sum = 0, sum_sq = 0;
       for (int v = 0; v <= G; ++v) {
         const double u = static_cast<double>(G - v) / G;
         sum += count[static_cast<std::size_t>(v)] * u;
         sum_sq += count[static_cast<std::size_t>(v)] * u * u;
       }
-      const double mean_after = (sum + static_cast<double>(gpus) / G) / n;
+      const double mean_after = (sum + static_cast<double>(r.gpus) / G) / n;
       m.objective_constant += o.beta * (sum_sq / n - mean_after * mean_after);
-      for (int l = 1; l <= G; ++l)
-        for (int k = 1; k < static_cast<int>(x[static_cast<std::size_t>(l)].size()); ++k) {
-          const int v = x[static_cast<std::size_t>(l)][static_cast<std::size_t>(k)];
-          if (v < 0) continue;
-          const double before = G - l, after = G - l + k;
-          m.variables[static_cast<std::size_t>(v)].objective += o.beta * (after * after - before * before) / g2 / n;
-        }
+      for (const Choice& c : x) {
+        const double before = G - groups[c.group].free.gpus, after = before + c.k;
+        m.variables[static_cast<std::size_t>(c.var)].objective += o.beta * (after * after - before * before) / g2 / n;
+      }
     }
-    // Upcoming job j fits iff sum_t min(C[t], m_j) >= r_j, with C[t] = nodes with >= t free after.
+    // Upcoming job j (r_j GPUs, fewest m_j nodes) fits iff sum_t min(C[t], m_j) >= r_j, where C[t] =
+    // nodes that can take at least t of its GPUs after placement: the count before, plus, for each x,
+    // [a node of that group given k can still take t] - [it could before].
     for (const auto& job : relevant) {
-      const int need = min_nodes(job.gpus, G);
-      if (need > pool_nodes) continue;
+      const int need = cluster::fewest_nodes(pool, job.request);
+      if (need > pool.nodes) continue;
+      const int top = std::min(G, job.request.gpus);
+      std::vector<int> before_at_least(static_cast<std::size_t>(top) + 1, 0);  // C[t] before placement
+      for (NodeId n = pool.first_node; n < pool.first_node + pool.nodes; ++n)
+        for (int t = 1; t <= std::min(top, state.max_share(n, job.request)); ++t) ++before_at_least[static_cast<std::size_t>(t)];
       const int y = m.add_variable({"", milp::VarKind::binary, 0, 1, -o.gamma});
-      milp::Constraint total{"", {{y, -static_cast<double>(job.gpus)}}, 0, milp::kInfinity};
-      for (int t = 1; t <= G; ++t) {
+      milp::Constraint total{"", {{y, -static_cast<double>(job.request.gpus)}}, 0, milp::kInfinity};
+      for (int t = 1; t <= top; ++t) {
         const int z = m.add_variable({"", milp::VarKind::integer, 0, static_cast<double>(need), 0});
-        double at_least = 0;
-        milp::Constraint cap{"", {{z, 1}}, -milp::kInfinity, 0};  // z - sum_{v>=t} (c[v] - count[v]) <= sum count[v]
-        for (int v = t; v <= G; ++v) {
-          at_least += count[static_cast<std::size_t>(v)];
-          for (const auto& term : arrive[static_cast<std::size_t>(v)]) cap.terms.push_back({term.var, -term.coef});
+        milp::Constraint cap{"", {{z, 1}}, -milp::kInfinity, static_cast<double>(before_at_least[static_cast<std::size_t>(t)])};
+        for (const Choice& c : x) {
+          const cluster::NodeFree& f = groups[c.group].free;
+          const int change = (f.after(r, c.k).max_share(job.request) >= t) - (f.max_share(job.request) >= t);
+          if (change != 0) cap.terms.push_back({c.var, -static_cast<double>(change)});  // z - change x <= C[t] before
         }
-        cap.upper = at_least;
         m.add_constraint(std::move(cap));
         total.terms.push_back({z, 1});
       }
@@ -273,26 +308,17 @@ class MilpPlacement final : public PlacementPolicy {
     PoolChoice choice;
     choice.fell_back = s.status != milp::Status::optimal;
     if (!s.has_solution) return choice;
-    std::vector<std::vector<int>> taken(x.size());
-    for (std::size_t l = 0; l < x.size(); ++l) {
-      taken[l].assign(x[l].size(), 0);
-      for (std::size_t k = 1; k < x[l].size(); ++k)
-        if (x[l][k] >= 0) taken[l][k] = static_cast<int>(std::llround(s.values[static_cast<std::size_t>(x[l][k])]));
-    }
-    choice.placement = to_placement(state, p, taken);
-    // Score from the concrete result (the same objective), so pools compare exactly.
-    std::vector<int> free(state.pool_free(p).begin(), state.pool_free(p).end());
-    int given = 0, left = 0;
-    for (const auto& sh : choice.placement.shares) {
-      int& f = free[static_cast<std::size_t>(sh.node - state.spec().pools[p].first_node)];
-      f -= sh.gpus;
-      left += f;
-      given += sh.gpus;
-    }
-    RLTUNE_CHECK(given == gpus, fmt::format("the MILP placed {} of {} GPUs", given, gpus));
+    // The group solution on concrete nodes: in each group, larger shares first, on the lowest ids.
+    choice.placement.pool = p;
+    std::vector<std::size_t> next(groups.size(), 0);
+    for (auto c = x.rbegin(); c != x.rend(); ++c)  // k descending within each group
+      for (long n = std::lround(s.values[static_cast<std::size_t>(c->var)]); n > 0; --n)
+        choice.placement.shares.push_back({groups[c->group].ids[next[c->group]++], c->k});
+    std::sort(choice.placement.shares.begin(), choice.placement.shares.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+    RLTUNE_CHECK(choice.placement.gpus() == r.gpus, fmt::format("the MILP placed {} of {} GPUs", choice.placement.gpus(), r.gpus));
     choice.ok = true;
-    choice.score = objective_of(levels(free, G), G, static_cast<int>(choice.placement.shares.size()), left, relevant, o) -
-                   before(state, p, relevant);
+    // Score from the concrete result (the same objective), so pools compare exactly.
+    choice.score = relative_objective(state, p, choice.placement.shares, r, relevant, o);
     return choice;
   }
 
@@ -332,9 +358,9 @@ std::unique_ptr<PlacementPolicy> make_milp_placement(const MilpOptions& options)
   return std::make_unique<MilpPlacement>(options);
 }
 
-double milp_objective(std::span<const int> free_after, int gpus_per_node, int nodes_used, int left_on_used,
+double milp_objective(const cluster::ClusterState& after, PoolId pool, int nodes_used, int left_on_used,
                       std::span<const UpcomingJob> upcoming, const MilpOptions& options) {
-  return objective_of(levels(free_after, gpus_per_node), gpus_per_node, nodes_used, left_on_used, upcoming, options);
+  return objective_of(after, pool, nodes_used, left_on_used, upcoming, options);
 }
 
 }  // namespace rltune::policy

@@ -2,18 +2,21 @@
 // MILP job-to-node mapping (`--placement milp`). Only where a job goes, never whether it starts: a job is
 // placed only when the reference greedy pick can place it, so the decision rule is unchanged.
 //
-// Model `nodes` (default), per eligible pool P of gpu-per-node G, for a request of R GPUs:
-//   x[l][k] = number of nodes with l free GPUs that get k GPUs (integer; nodes with the same free count
-//   are interchangeable, so the model grows with the distinct free counts, not the node count).
-//   sum_k x[l][k] <= nodes at level l;  sum k*x[l][k] = R;  ceil(R/G) <= sum x <= ceil(R/G) + extra_nodes.
-//   After placement, c[v] = nodes with v free GPUs (linear in x). Objective, minimised:
+// Model `nodes` (default), per eligible pool P of G GPUs per node, for a request of R GPUs:
+//   nodes with identical free resources (GPUs, and CPUs and memory where P models them) form a group;
+//   x[s][k] = number of nodes of group s that get k GPUs (integer; k up to what such a node can take of
+//   the job's GPUs, CPUs and memory), so the model grows with the distinct node states, not the node count.
+//   sum_k x[s][k] <= nodes in group s;  sum k*x[s][k] = R;  m <= sum x <= m + extra_nodes, where m is the
+//   fewest nodes that can hold the job (ceil(R/G) unless CPUs or memory bind). Objective, minimised:
 //     alpha * partial nodes (0 < free < G)  +  beta * variance of node utilisation over the pool
 //   + delta * nodes used  +  waste * GPUs left free on the nodes used (best fit)
 //   -  gamma * sum over the next K jobs of [job k still fits]
-//   where job k (r GPUs, m = ceil(r/G) nodes) fits in P iff sum_{t=1..G} min(c[t..G], m) >= r (the m
-//   nodes with most free GPUs can hold it), and counts only if it fits in none of its other pools.
+//   where job k (r GPUs, fewest m_k nodes) fits in P iff the m_k nodes that can take most of it hold r:
+//   sum_{t=1..G} min(C[t], m_k) >= r with C[t] = nodes that can take at least t of its GPUs (CPUs and
+//   memory included) after placement, linear in x; it counts only if it fits in none of its other pools.
 //   Every term is exact (two-sided indicators); the objective is taken relative to the state before
-//   placement so that pools compare fairly; the best pool wins, ties to the earlier pool.
+//   placement so that pools compare fairly; the best pool wins, ties to the earlier pool. The group
+//   solution goes on the lowest node ids of each group, larger shares first.
 // Model `ways`: the paper's model, corrected (SPEC 4.7, B18-B21): the candidate ways are the first
 //   tier-1/tier-2 entries in defrag and load-balance order; each is scored with the same objective
 //   (partial nodes counted both ways, the paper's free-GPU range (max - min) over the whole pool, the
@@ -53,9 +56,9 @@ void validate(const MilpOptions& options);  // InputError for bad values
 
 std::unique_ptr<PlacementPolicy> make_milp_placement(const MilpOptions& options);
 
-// The objective of a concrete after-placement state of pool P (free GPUs per node), exactly as the models
-// define it, without the relative-to-before offset. For tests (brute force) and the `ways` model.
-double milp_objective(std::span<const int> free_after, int gpus_per_node, int nodes_used, int left_on_used,
+// The objective of pool `pool` in a concrete after-placement state, exactly as the models define it,
+// without the relative-to-before offset (upcoming jobs count as fitting in this pool only).
+double milp_objective(const cluster::ClusterState& after, PoolId pool, int nodes_used, int left_on_used,
                       std::span<const UpcomingJob> upcoming, const MilpOptions& options);
 
 }  // namespace rltune::policy

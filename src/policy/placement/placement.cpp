@@ -8,22 +8,23 @@ namespace rltune::policy {
 
 namespace {
 
-// True when some pool in `pools` could hold `gpus` GPUs when empty.
-bool any_pool_large_enough(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) {
+// True when some pool in `pools` could hold the request when empty.
+bool any_pool_large_enough(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools) {
   for (const PoolId p : pools)
-    if (gpus <= state.spec().pools[p].total_gpus()) return true;
+    if (cluster::could_hold(state.spec().pools[p], r)) return true;
   return false;
 }
 
 class GreedyPlacement final : public PlacementPolicy {
  public:
-  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
+  PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
                     std::span<const UpcomingJob> = {}) const override {
     PlaceResult result;
-    if (!any_pool_large_enough(state, gpus, pools)) {
+    if (!any_pool_large_enough(state, r, pools)) {
       result.status = PlaceStatus::never_fits;
       return result;
     }
+    const int gpus = r.gpus;
     const auto consider = [&](PoolId p, std::span<const cluster::Share> shares) {
       if (result.status != PlaceStatus::placed || lexicographically_less(shares, result.placement.shares)) {
         result.status = PlaceStatus::placed;
@@ -34,17 +35,17 @@ class GreedyPlacement final : public PlacementPolicy {
     for (const PoolId p : pools) {
       if (state.pool_free_total(p) < gpus) continue;
       const cluster::PoolSpec& pool = state.spec().pools[p];
-      if (gpus <= pool.gpus_per_node) {
-        // One node: the smallest list is the lowest-id node with enough free GPUs (first fit).
-        const auto free = state.pool_free(p);
-        const auto it = std::find_if(free.begin(), free.end(), [gpus](int f) { return f >= gpus; });
-        if (it != free.end()) {
-          const cluster::Share share{pool.first_node + static_cast<NodeId>(it - free.begin()), gpus};
-          consider(p, std::span(&share, 1));
-        }
+      if (cluster::fewest_nodes(pool, r) == 1) {
+        // One node: the smallest list is the lowest-id node that can take the whole job (first fit).
+        for (NodeId n = pool.first_node; n < pool.first_node + pool.nodes; ++n)
+          if (state.free(n) >= gpus && state.max_share(n, r) >= gpus) {
+            const cluster::Share share{n, gpus};
+            consider(p, std::span(&share, 1));
+            break;
+          }
         continue;
       }
-      enumerate(snapshot(state, p), gpus, /*relax=*/false, [&](std::span<const cluster::Share> shares) { consider(p, shares); });
+      enumerate(snapshot(state, p, r), gpus, /*relax=*/false, [&](std::span<const cluster::Share> shares) { consider(p, shares); });
     }
     return result;
   }
@@ -54,16 +55,16 @@ class GreedyPlacement final : public PlacementPolicy {
 class OrderedPlacement final : public PlacementPolicy {
  public:
   explicit OrderedPlacement(void (*sort)(std::vector<Candidate>&)) : sort_(sort) {}
-  PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
+  PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
                     std::span<const UpcomingJob> = {}) const override {
     PlaceResult result;
-    if (!any_pool_large_enough(state, gpus, pools)) {
+    if (!any_pool_large_enough(state, r, pools)) {
       result.status = PlaceStatus::never_fits;
       return result;
     }
     Candidates candidates;
     for (const PoolId p : pools)
-      if (state.pool_free_total(p) >= gpus) collect_candidates(snapshot(state, p), gpus, /*relax=*/true, candidates);
+      if (state.pool_free_total(p) >= r.gpus) collect_candidates(snapshot(state, p, r), r.gpus, /*relax=*/true, candidates);
     for (auto* tier : {&candidates.tier1, &candidates.tier2}) {
       if (tier->empty()) continue;
       sort_(*tier);

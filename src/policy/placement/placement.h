@@ -22,7 +22,7 @@ struct PlaceResult {
 
 // A job behind the one being placed, in the active priority order (for look-ahead placements).
 struct UpcomingJob {
-  int gpus = 0;
+  cluster::Request request;
   std::span<const PoolId> pools;  // its eligible pools
 };
 
@@ -36,13 +36,15 @@ struct PlacementStats {
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
-  // Chooses where `gpus` GPUs go among `pools` (one pool only) given `state`. Deterministic. `upcoming`
-  // lists the next jobs in priority order (only placements with lookahead() > 0 read it).
-  virtual PlaceResult place(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools,
-                            std::span<const UpcomingJob> upcoming = {}) const = 0;
+  // Chooses where the request's GPUs go among `pools` (one pool only) given `state`; its CPUs and memory
+  // must fit too where pools model them. Deterministic. `upcoming` lists the next jobs in priority order
+  // (only placements with lookahead() > 0 read it).
+  virtual PlaceResult place(const cluster::ClusterState& state, const cluster::Request& request,
+                            std::span<const PoolId> pools, std::span<const UpcomingJob> upcoming = {}) const = 0;
   // Whether place() would place the job now, without choosing where (backfill's shadow-time probes).
-  virtual PlaceStatus feasibility(const cluster::ClusterState& state, int gpus, std::span<const PoolId> pools) const {
-    return place(state, gpus, pools).status;
+  virtual PlaceStatus feasibility(const cluster::ClusterState& state, const cluster::Request& request,
+                                  std::span<const PoolId> pools) const {
+    return place(state, request, pools).status;
   }
   // How many upcoming jobs place() wants; 0 = none.
   virtual int lookahead() const { return 0; }
@@ -51,7 +53,8 @@ class PlacementPolicy {
 };
 
 // greedy: the reference's pick (SPEC 4.5): the lexicographically smallest (node, gpus) list among the
-// candidates on exactly ceil(R/gpn) nodes, merged across pools (so earlier pools win ties).
+// candidates on exactly ceil(R/gpn) nodes (cluster::fewest_nodes where CPUs or memory bind), merged
+// across pools (so earlier pools win ties).
 std::unique_ptr<PlacementPolicy> make_greedy_placement();
 // defrag / balance: the first candidate in the reference's defrag or load-balance order (SPEC 4.4),
 // exact node count first, then min+1 nodes that add no partial node.
