@@ -157,7 +157,9 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
     --validation-windows 1 --pi-iters 2 --vf-iters 2 --blocking pool --quiet --out "$TMP/run-pool"
   grep -q '"blocking": "pool"' "$TMP/run-pool/config.json" || fail "config.json lacks the blocking mode"
-  expect 2 "backfill is not supported" -- train --cluster helios --backfill --out "$TMP/run-bf"
+  expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
+    --validation-windows 1 --pi-iters 2 --vf-iters 2 --backfill --placement milp --quiet --out "$TMP/run-bf"
+  grep -q '"backfill": true' "$TMP/run-bf/config.json" || fail "config.json lacks backfill"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios

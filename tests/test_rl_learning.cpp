@@ -1,6 +1,7 @@
 // The torch-free side of learning: the policy's forward pass and its file format, sampling that never
 // picks a masked slot, GAE against hand-computed values, the `rl` policy in the simulator reproducing the
 // environment's episode exactly, and rollouts that do not depend on the thread count.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -164,14 +165,26 @@ TEST(Gae, MatchesHandComputedValues) {
 
 TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
   const Workload s;
-  for (const auto& [features, blocking] : {std::pair{FeatureSet::paper, policy::Blocking::global},
-                                           std::pair{FeatureSet::extended, policy::Blocking::global},
-                                           std::pair{FeatureSet::paper, policy::Blocking::pool}}) {
+  struct Case {
+    FeatureSet features;
+    policy::Blocking blocking;
+    bool backfill;
+    const char* placement;
+  };
+  using enum policy::Blocking;
+  for (const Case c : {Case{FeatureSet::paper, global, false, "greedy"}, Case{FeatureSet::extended, global, false, "greedy"},
+                       Case{FeatureSet::paper, pool, false, "greedy"}, Case{FeatureSet::paper, global, true, "greedy"},
+                       Case{FeatureSet::extended, pool, true, "greedy"}, Case{FeatureSet::paper, global, false, "milp"},
+                       Case{FeatureSet::paper, global, true, "milp"}, Case{FeatureSet::extended, pool, true, "milp"}}) {
+    SCOPED_TRACE(fmt::format("{} {} backfill={} {}", to_string(c.features), policy::to_string(c.blocking), c.backfill, c.placement));
     EnvOptions o;
-    o.observation.features = features;
-    o.profile.blocking = blocking;
+    o.observation.features = c.features;
+    o.profile.blocking = c.blocking;
+    o.profile.backfill = c.backfill;
+    o.profile.placement = c.placement;
+    o.profile.milp.time_limit_ms = 1e6;  // only the node limit stops a solve: the same result every run
     Env env(s.cluster, s.trace.jobs, o);
-    const PolicyNet net = random_net(Arch::mlp, feature_count(features), 17);
+    const PolicyNet net = random_net(Arch::mlp, feature_count(c.features), 17);
     Rng rng(1);
     const Episode e = play(env, net, rng, Split::train, /*greedy=*/true, /*record=*/false);
     EXPECT_NE(e.agent_score, e.baseline_score);  // random weights: not the baseline's order
@@ -182,7 +195,11 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     policy::ProfileScheduler scheduler(p, make_rl_policy(file, p.priority_options), policy::make_placement(p));
     sim::Engine engine(s.cluster, std::span(s.trace.jobs).subspan(e.window_start, 256), o.engine);
     engine.run(scheduler);
-    EXPECT_DOUBLE_EQ(score(engine, Score::bsld), e.agent_score) << to_string(features) << " " << policy::to_string(blocking);
+    for (JobIndex j = 0; j < 256; ++j) {
+      ASSERT_EQ(engine.job(j).start, env.engine().job(j).start) << "job " << j;
+      ASSERT_TRUE(engine.job(j).placement == env.engine().job(j).placement) << "job " << j;
+    }
+    EXPECT_DOUBLE_EQ(score(engine, Score::bsld), e.agent_score);
   }
 }
 

@@ -40,8 +40,6 @@ int run_train(TrainArgs& a) {
   o.arch = a.attention ? rl::Arch::attention : rl::Arch::mlp;
   o.seed = a.trace.sample_seed;
   o.progress = !a.quiet;
-  if (a.profile.backfill)
-    throw InputError("train: --backfill is not supported for training yet (the environment has no backfilling)");
   report::Json config;
   config["command"] = "train";
   config["cluster"] = cluster.source;

@@ -44,7 +44,7 @@ bool ProfileScheduler::try_start(sim::Engine& engine, JobIndex job, std::span<co
   return true;
 }
 
-Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool) const {
+Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
   const Seconds now = engine.now();
   const auto estimated_end = [&](JobIndex r) { return std::max(now, engine.job(r).start + engine.job(r).estimate); };
   std::vector<JobIndex> ending;
@@ -57,9 +57,56 @@ Seconds ProfileScheduler::shadow_time(const sim::Engine& engine, JobIndex job, P
   const PoolId only[] = {pool};
   for (const JobIndex r : ending) {
     future.release(engine.job(r).placement);
-    if (placement_->feasibility(future, request, only) == PlaceStatus::placed) return estimated_end(r);
+    if (placement.feasibility(future, request, only) == PlaceStatus::placed) return estimated_end(r);
   }
   return kForever;
+}
+
+void PassState::reset(std::size_t pools) {
+  blocked_.assign(pools, 0);
+  reservation_.assign(pools, kForever);
+  blocked_count_ = 0;
+}
+
+void PassState::open_pools(const sim::SimJob& job, std::vector<PoolId>& out) const {
+  out.clear();
+  for (const PoolId p : job.eligible)
+    if (!blocked_[p]) out.push_back(p);
+}
+
+void PassState::backfill_pools(const sim::SimJob& job, Seconds now, std::vector<PoolId>& out) const {
+  out.clear();
+  for (const PoolId p : job.eligible)
+    if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) out.push_back(p);
+}
+
+void PassState::block(const sim::Engine& engine, JobIndex j, const ProfileOptions& options, const PlacementPolicy& placement) {
+  const sim::SimJob& job = engine.job(j);
+  if (std::none_of(job.eligible.begin(), job.eligible.end(), [&](PoolId p) { return !blocked_[p]; })) return;
+  if (options.backfill) {
+    PoolId best = -1;
+    Seconds best_time = kForever;
+    for (const PoolId p : job.eligible) {
+      if (blocked_[p]) continue;
+      const Seconds t = shadow_time(engine, j, p, placement);
+      if (best < 0 || t < best_time) {
+        best = p;
+        best_time = t;
+      }
+    }
+    // Global blocking: one reservation that every backfilled job must respect, whatever its pool
+    // (the reference's EASY). Pool blocking: the reservation binds only the pool it is in.
+    if (options.blocking == Blocking::global) reservation_.assign(reservation_.size(), best_time);
+    else reservation_[best] = best_time;
+  }
+  for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) {
+    const bool blocks = options.blocking == Blocking::global ||
+                        std::find(job.eligible.begin(), job.eligible.end(), p) != job.eligible.end();
+    if (blocks && !blocked_[p]) {
+      blocked_[p] = 1;
+      ++blocked_count_;
+    }
+  }
 }
 
 void ProfileScheduler::decide(sim::Engine& engine) {
@@ -70,63 +117,29 @@ void ProfileScheduler::decide(sim::Engine& engine) {
 bool ProfileScheduler::walk(sim::Engine& engine) {
   const std::span<const JobIndex> order = priority_->order(engine);
   const bool again_after_start = priority_->one_at_a_time();
-  const std::size_t pool_count = engine.cluster_spec().pools.size();
-  blocked_.assign(pool_count, 0);
-  reservation_.assign(pool_count, kForever);
-  std::size_t blocked_count = 0;
-  const Seconds now = engine.now();
-
+  pass_.reset(engine.cluster_spec().pools.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     const JobIndex j = order[i];
     const auto later = order.subspan(i + 1);
     const sim::SimJob& job = engine.job(j);
     if (job.state != sim::JobState::queued) continue;  // started since the order was built
     // 1. Pools no earlier job blocks.
-    pools_.clear();
-    for (const PoolId p : job.eligible)
-      if (!blocked_[p]) pools_.push_back(p);
-    const bool has_open_pool = !pools_.empty();
+    pass_.open_pools(job, pools_);
     if (try_start(engine, j, pools_, later)) {
       if (again_after_start) return true;
       continue;
     }
     // 2. Backfill into blocked pools without delaying their reservation.
     if (options_.backfill) {
-      pools_.clear();
-      for (const PoolId p : job.eligible)
-        if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) pools_.push_back(p);
+      pass_.backfill_pools(job, engine.now(), pools_);
       if (try_start(engine, j, pools_, later)) {
         if (again_after_start) return true;
         continue;
       }
     }
-    if (!has_open_pool) continue;
-    // 3. J blocks. With backfilling it reserves the open pool where it can start first.
-    if (options_.backfill) {
-      PoolId best = -1;
-      Seconds best_time = kForever;
-      for (const PoolId p : job.eligible) {
-        if (blocked_[p]) continue;
-        const Seconds t = shadow_time(engine, j, p);
-        if (best < 0 || t < best_time) {
-          best = p;
-          best_time = t;
-        }
-      }
-      // Global blocking: one reservation that every backfilled job must respect, whatever its pool
-      // (the reference's EASY). Pool blocking: the reservation binds only the pool it is in.
-      if (options_.blocking == Blocking::global) reservation_.assign(pool_count, best_time);
-      else reservation_[best] = best_time;
-    }
-    for (PoolId p = 0; p < static_cast<PoolId>(pool_count); ++p) {
-      const bool blocks = options_.blocking == Blocking::global ||
-                          std::find(job.eligible.begin(), job.eligible.end(), p) != job.eligible.end();
-      if (blocks && !blocked_[p]) {
-        blocked_[p] = 1;
-        ++blocked_count;
-      }
-    }
-    if (blocked_count == pool_count && !options_.backfill) break;
+    // 3. J blocks the pools it had open (and reserves one, with backfilling).
+    pass_.block(engine, j, options_, *placement_);
+    if (pass_.all_blocked() && !options_.backfill) break;
   }
   return false;
 }

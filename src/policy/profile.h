@@ -30,6 +30,33 @@ struct ProfileOptions {
   std::string name() const;
 };
 
+// Earliest time (by estimates) at which `job` fits in `pool`, releasing the pool's running jobs in order
+// of estimated end (EASY's shadow time); kForever if it never fits.
+Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const PlacementPolicy& placement);
+
+// What one pass over the queue has closed: the pools blocked by jobs that could not start and, with
+// backfilling, their reservations (steps 2 and 3 below). The RL environment keeps one too, so that
+// training follows the same rules as the simulator.
+class PassState {
+ public:
+  void reset(std::size_t pools);
+  // Pools of `job` that no earlier job blocks.
+  void open_pools(const sim::SimJob& job, std::vector<PoolId>& out) const;
+  // Blocked pools of `job` it may backfill into now: no reservation there, or its estimated end is no
+  // later than the reservation.
+  void backfill_pools(const sim::SimJob& job, Seconds now, std::vector<PoolId>& out) const;
+  // `job` could not start in its open pools: it blocks them (global: every pool) and, with backfilling,
+  // reserves the open pool where it can start first. Nothing happens if it had no open pool.
+  void block(const sim::Engine& engine, JobIndex job, const ProfileOptions& options, const PlacementPolicy& placement);
+  bool all_blocked() const { return blocked_count_ == blocked_.size(); }
+  bool any_blocked() const { return blocked_count_ > 0; }
+
+ private:
+  std::vector<char> blocked_;
+  std::vector<Seconds> reservation_;  // per pool; kForever = none
+  std::size_t blocked_count_ = 0;
+};
+
 // Decision rule at each decision point, over the queue in priority order. For each job J:
 //  1. if J fits now in one of its pools that no earlier job blocks, start it there;
 //  2. else, with backfilling, start it in a blocked pool if it fits now and that pool has no reservation
@@ -50,8 +77,6 @@ class ProfileScheduler final : public sim::Scheduler {
   PriorityPolicy& priority() { return *priority_; }
 
  private:
-  // Earliest time (by estimates) at which `job` fits in `pool`, releasing running jobs in order of estimated end.
-  Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool) const;
   // Places `job` in one of `pools` and starts it; false when it does not fit there now.
   // `later` = the priority order after `job`, for look-ahead placements.
   bool try_start(sim::Engine& engine, JobIndex job, std::span<const PoolId> pools, std::span<const JobIndex> later);
@@ -62,8 +87,7 @@ class ProfileScheduler final : public sim::Scheduler {
   std::unique_ptr<PriorityPolicy> priority_;
   std::unique_ptr<PlacementPolicy> placement_;
   // Scratch reused across decisions.
-  std::vector<char> blocked_;
-  std::vector<Seconds> reservation_;  // per pool; kForever = none
+  PassState pass_;
   std::vector<PoolId> pools_;
   std::vector<UpcomingJob> upcoming_;
 };

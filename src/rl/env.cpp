@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "core/error.h"
 
@@ -111,6 +112,7 @@ const Observation& Env::reset_at(std::size_t start) {
   const auto len = static_cast<std::size_t>(options_.window_len);
   RLTUNE_CHECK(start + len <= jobs_.size(), "the window lies inside the trace");
   window_start_ = start;
+  ranked_.clear();
   const auto window = jobs_.subspan(start, len);
   // The baseline: the same window, placement and options, with the baseline's priority.
   policy::ProfileOptions baseline = options_.profile;
@@ -128,26 +130,67 @@ const Observation& Env::reset_at(std::size_t start) {
   return observation_;
 }
 
-void Env::unblock() { blocked_.assign(cluster_.pools.size(), 0); }
+void Env::unblock() { pass_.reset(cluster_.pools.size()); }
 
-void Env::block(JobIndex j) {
-  if (options_.profile.blocking == policy::Blocking::global) std::fill(blocked_.begin(), blocked_.end(), 1);
-  else
-    for (const PoolId p : engine_->job(j).eligible) blocked_[static_cast<std::size_t>(p)] = 1;
+void Env::block(JobIndex j) { pass_.block(*engine_, j, options_.profile, *placement_); }
+
+void Env::rank(const Observation& obs) {
+  std::array<int, kSlots> slots;
+  std::iota(slots.begin(), slots.begin() + obs.visible, 0);
+  if (ranker_) {
+    ranker_(obs, logits_);
+    std::stable_sort(slots.begin(), slots.begin() + obs.visible,
+                     [&](int a, int b) { return logits_[static_cast<std::size_t>(a)] > logits_[static_cast<std::size_t>(b)]; });
+  }
+  ranked_.clear();
+  for (int i = 0; i < obs.visible; ++i) ranked_.push_back(obs.jobs[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])]);
 }
 
-bool Env::try_start(JobIndex j) {
-  const sim::SimJob& job = engine_->job(j);
-  pools_.clear();
-  for (const PoolId p : job.eligible)
-    if (!blocked_[static_cast<std::size_t>(p)]) pools_.push_back(p);
-  if (pools_.empty()) return false;
-  const policy::PlaceResult r = placement_->place(engine_->cluster(), cluster::request_of(*job.spec), pools_);
+void Env::collect_upcoming(JobIndex j) {
+  upcoming_.clear();
+  seen_.assign(engine_->job_count(), 0);
+  bool after = false;
+  const auto visit = [&](JobIndex q) {
+    if (seen_[static_cast<std::size_t>(q)] || engine_->job(q).state != sim::JobState::queued) return;
+    seen_[static_cast<std::size_t>(q)] = 1;
+    if (q == j) after = true;
+    else if (after && static_cast<int>(upcoming_.size()) < placement_->lookahead())
+      upcoming_.push_back({cluster::request_of(*engine_->job(q).spec), engine_->job(q).eligible});
+  };
+  if (committed_ >= 0) visit(committed_);
+  for (const JobIndex q : ranked_) visit(q);
+  for (const JobIndex q : order_->order(*engine_)) visit(q);
+}
+
+bool Env::start_in(JobIndex j, std::span<const PoolId> pools) {
+  if (pools.empty()) return false;
+  if (placement_->lookahead() > 0) collect_upcoming(j);
+  const policy::PlaceResult r = placement_->place(engine_->cluster(), cluster::request_of(*engine_->job(j).spec), pools, upcoming_);
   if (r.status != policy::PlaceStatus::placed) return false;
   const std::string problem = engine_->start(j, r.placement);
   RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
   unblock();  // a start begins a new pass over the queue, as in the simulator
   return true;
+}
+
+bool Env::try_start(JobIndex j) {
+  const sim::SimJob& job = engine_->job(j);
+  pass_.open_pools(job, pools_);
+  if (start_in(j, pools_)) return true;
+  if (!options_.profile.backfill) return false;
+  pass_.backfill_pools(job, engine_->now(), pools_);
+  return start_in(j, pools_);
+}
+
+bool Env::legal(JobIndex j) {
+  const sim::SimJob& job = engine_->job(j);
+  pass_.open_pools(job, pools_);
+  if (!pools_.empty()) return true;
+  if (!options_.profile.backfill) return false;
+  // Only a job that can start now may backfill: a pick that could not would block nothing.
+  pass_.backfill_pools(job, engine_->now(), pools_);
+  return !pools_.empty() &&
+         placement_->feasibility(engine_->cluster(), cluster::request_of(*job.spec), pools_) == policy::PlaceStatus::placed;
 }
 
 bool Env::next_decision() {
@@ -157,7 +200,11 @@ bool Env::next_decision() {
       unblock();
       continue;
     }
-    // The committed job goes first; if it does not fit, it blocks (every pool, or its own).
+    observe(*engine_, order_->order(*engine_), observation_, options_.observation);
+    // Ranked as the `rl` policy ranks it in the simulator: every visible job, before legality masks it.
+    if (placement_->lookahead() > 0) rank(observation_);
+    // The committed job goes first; if it does not fit, it blocks (every pool, or its own). A failed
+    // try changes nothing, so the observation and ranking stay current.
     if (committed_ >= 0 && engine_->job(committed_).state == sim::JobState::queued) {
       if (try_start(committed_)) {
         committed_ = -1;
@@ -165,14 +212,11 @@ bool Env::next_decision() {
       }
       block(committed_);
     }
-    observe(*engine_, order_->order(*engine_), observation_, options_.observation);
     bool open = false;
     for (int s = 0; s < observation_.visible; ++s) {
-      const JobIndex j = observation_.jobs[static_cast<std::size_t>(s)];
-      bool any = false;
-      for (const PoolId p : engine_->job(j).eligible) any = any || !blocked_[static_cast<std::size_t>(p)];
-      observation_.mask[static_cast<std::size_t>(s)] = any;
-      open = open || any;
+      const bool ok = legal(observation_.jobs[static_cast<std::size_t>(s)]);
+      observation_.mask[static_cast<std::size_t>(s)] = ok;
+      open = open || ok;
     }
     if (open) return true;
     // Nothing can start before the next event.

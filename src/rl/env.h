@@ -9,8 +9,16 @@
 // exactly; under orders that arrivals can change (sjf...) the baseline may switch to a newly arrived job
 // while the agent stays committed. The episode ends when every job has ended. The reward is terminal:
 // (baseline - rl) / max(baseline, rl, 1) on the chosen score, where the baseline is the `baseline`
-// heuristic run on the same window with the same placement (SPEC 6.5).
+// heuristic run on the same window with the same placement (SPEC 6.5). With backfilling
+// (profile.backfill), a blocked pool also takes jobs that fit now and end, by their estimate, before the
+// blocking job's reservation (EASY), exactly as in the simulator's ProfileScheduler: those jobs stay legal
+// actions while others are blocked, and they count in both scores (B11). Look-ahead placements (milp)
+// see the queued jobs after the one being placed in the order the simulator's `rl` policy walks: the
+// committed job, then the observed jobs by the ranker's logits (slot order without one), then the rest
+// of the queue in baseline order.
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -72,6 +80,11 @@ class Env {
   // Returns done with the terminal reward, or not done with observation() updated.
   Step step(int slot);
 
+  // Writes one logit per slot of an observation, as the agent scores it.
+  using Ranker = std::function<void(const Observation&, std::span<float>)>;
+  // The agent's scores, for look-ahead placements to know which jobs come next; none = slot order.
+  void set_ranker(Ranker ranker) { ranker_ = std::move(ranker); }
+
   const Observation& observation() const { return observation_; }
   const sim::Engine& engine() const { return *engine_; }
   double baseline_score() const { return baseline_score_; }
@@ -82,8 +95,16 @@ class Env {
   // Advances to the next decision point with a job that may start and refreshes the observation (jobs
   // whose pools are all blocked are masked); false when done.
   bool next_decision();
-  // Starts `j` in one of its unblocked pools if it fits now.
+  // Starts `j` if it fits now in one of its open pools or, with backfilling, a blocked pool it may
+  // backfill into.
   bool try_start(JobIndex j);
+  bool start_in(JobIndex j, std::span<const PoolId> pools);
+  // ranked_ = the jobs `obs` shows, best logit first (look-ahead placements only).
+  void rank(const Observation& obs);
+  // upcoming_ = the queued jobs after `j` in the `rl` policy's order, up to the placement's look-ahead.
+  void collect_upcoming(JobIndex j);
+  // Whether `j` may be picked now: it has an open pool, or it fits now where it may backfill.
+  bool legal(JobIndex j);
   void block(JobIndex j);
   void unblock();
 
@@ -96,8 +117,13 @@ class Env {
   Observation observation_;
   std::size_t window_start_ = 0;
   JobIndex committed_ = -1;   // the job the agent chose that has not started yet
-  std::vector<char> blocked_;  // per pool, since the last start or event
+  policy::PassState pass_;     // blocked pools and reservations, since the last start or event
   std::vector<PoolId> pools_;
+  Ranker ranker_;
+  std::vector<JobIndex> ranked_;  // the current observation's jobs by the agent's logits (look-ahead only)
+  std::array<float, kSlots> logits_{};
+  std::vector<policy::UpcomingJob> upcoming_;
+  std::vector<char> seen_;  // per job, scratch of collect_upcoming
   double baseline_score_ = 0, agent_score_ = 0;
 };
 

@@ -87,14 +87,22 @@ void PolicyNet::logits(const Observation& obs, std::span<float> out) const {
 int PolicyNet::argmax(const Observation& obs) const {
   std::array<float, kSlots> l;
   logits(obs, l);
+  return argmax(l, obs);
+}
+
+int PolicyNet::sample(const Observation& obs, Rng& rng, double& log_prob) const {
+  std::array<float, kSlots> l;
+  logits(obs, l);
+  return sample(l, obs, rng, log_prob);
+}
+
+int PolicyNet::argmax(std::span<const float> l, const Observation& obs) {
   if (obs.visible == 0) return -1;
   return static_cast<int>(std::max_element(l.begin(), l.begin() + obs.visible) - l.begin());
 }
 
-int PolicyNet::sample(const Observation& obs, Rng& rng, double& log_prob) const {
+int PolicyNet::sample(std::span<const float> l, const Observation& obs, Rng& rng, double& log_prob) {
   RLTUNE_CHECK(obs.visible > 0, "a decision has at least one queued job");
-  std::array<float, kSlots> l;
-  logits(obs, l);
   const int n = obs.visible;
   const double top = *std::max_element(l.begin(), l.begin() + n);
   double total = 0;

@@ -45,6 +45,9 @@ struct PolicyNet {
   int argmax(const Observation& obs) const;
   // Draws a visible slot from the masked softmax; returns it and writes its log-probability.
   int sample(const Observation& obs, Rng& rng, double& log_prob) const;
+  // The same two from logits that logits() already wrote for `obs`.
+  static int argmax(std::span<const float> logits, const Observation& obs);
+  static int sample(std::span<const float> logits, const Observation& obs, Rng& rng, double& log_prob);
 
   nlohmann::json to_json() const;
   static PolicyNet from_json(const nlohmann::json& j);  // InputError when malformed

@@ -1,5 +1,6 @@
 #include "rl/rollout.h"
 
+#include <array>
 #include <cmath>
 
 #include "core/error.h"
@@ -8,13 +9,16 @@ namespace rltune::rl {
 
 Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record) {
   Episode e;
+  env.set_ranker([&net](const Observation& o, std::span<float> out) { net.logits(o, out); });
   const Observation* obs = &env.reset(rng, split);
   e.features = obs->features;
   e.window_start = env.window_start();
   const std::size_t width = static_cast<std::size_t>(kSlots) * static_cast<std::size_t>(obs->features);
+  std::array<float, kSlots> logits;
   for (;;) {
     double log_prob = 0;
-    const int slot = greedy ? net.argmax(*obs) : net.sample(*obs, rng, log_prob);
+    net.logits(*obs, logits);
+    const int slot = greedy ? PolicyNet::argmax(logits, *obs) : PolicyNet::sample(logits, *obs, rng, log_prob);
     if (record) {
       e.observations.insert(e.observations.end(), obs->values.begin(), obs->values.begin() + static_cast<std::ptrdiff_t>(width));
       e.masks.insert(e.masks.end(), obs->mask.begin(), obs->mask.end());
@@ -27,6 +31,7 @@ Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy,
     }
     obs = &env.observation();
   }
+  env.set_ranker({});  // it refers to `net`
   e.baseline_score = env.baseline_score();
   e.agent_score = env.agent_score();
   return e;
