@@ -74,7 +74,7 @@ void BM_PolicyLogits(benchmark::State& state) {
   env.reset_at(1000);
   for (int i = 0; i < 100; ++i) env.step(0);
   const rl::PolicyNet net = random_net(state.range(0) == 0 ? rl::Arch::mlp : rl::Arch::attention);
-  std::array<float, rl::kSlots> logits;
+  std::array<float, rl::kActions> logits;
   for (auto _ : state) {
     net.logits(env.observation(), logits);
     benchmark::DoNotOptimize(logits.data());

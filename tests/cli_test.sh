@@ -160,6 +160,12 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
     --validation-windows 1 --pi-iters 2 --vf-iters 2 --backfill --placement milp --quiet --out "$TMP/run-bf"
   grep -q '"backfill": true' "$TMP/run-bf/config.json" || fail "config.json lacks backfill"
+  expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
+    --validation-windows 1 --pi-iters 2 --vf-iters 2 --skip --quiet --out "$TMP/run-skip"
+  grep -q '"skip": true' "$TMP/run-skip/config.json" || fail "config.json lacks skip"
+  grep -q '"skip_logit"' "$TMP/run-skip/policy.json" || fail "policy.json lacks the skip logit"
+  expect 0 "rl:" -- simulate --policy rl:"$TMP/run-skip" --sample-jobs 300
+  expect 0 "wrote .*skip.pt" -- export --model "$TMP/run-skip" --torchscript "$TMP/skip.pt"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios

@@ -56,6 +56,33 @@ TEST(Engine, RefusesInvalidDecisionsWithoutChangingState) {
   EXPECT_EQ(engine.cluster().free_total(), 2);
 }
 
+TEST(Engine, AWakeIsADecisionPointUnlessAnEventComesFirst) {
+  // "a" holds the node until 100; "b" (queued from 5) waits; "c" arrives at 300.
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {job("a", 0, 100, 4), job("b", 5, 10, 4), job("c", 300, 10, 4)};
+  Engine engine(cluster, jobs);
+  ASSERT_TRUE(engine.advance());
+  ASSERT_EQ(engine.start(0, {0, {{0, 4}}}), "");
+  ASSERT_TRUE(engine.advance());
+  EXPECT_EQ(engine.now(), 5);
+  EXPECT_THROW(engine.wake_at(5), InvariantError);  // not after now
+  engine.wake_at(50);
+  ASSERT_TRUE(engine.advance());
+  EXPECT_EQ(engine.now(), 50);  // the wake, before "a" ends
+  EXPECT_EQ(engine.cluster().free_total(), 0);
+  engine.wake_at(250);
+  ASSERT_TRUE(engine.advance());
+  EXPECT_EQ(engine.now(), 100);  // "a" ends first; the wake is forgotten
+  ASSERT_EQ(engine.start(1, {0, {{0, 4}}}), "");
+  EXPECT_TRUE(engine.event_pending());
+  ASSERT_TRUE(engine.advance());
+  EXPECT_EQ(engine.now(), 300);  // not 250
+  ASSERT_EQ(engine.start(2, {0, {{0, 4}}}), "");
+  EXPECT_TRUE(engine.event_pending());  // "c" still runs
+  EXPECT_FALSE(engine.advance());
+  EXPECT_FALSE(engine.event_pending());
+}
+
 TEST(Engine, JobsWaitForCpusAsWellAsGpusUnderEveryPlacement) {
   // One 8-GPU node with 16 CPUs. "a" takes 2 GPUs and 12 CPUs; "b" wants 2 GPUs and 8 CPUs: 6 GPUs are
   // free but only 4 CPUs, so b waits until a ends, under every placement policy.

@@ -103,6 +103,48 @@ TEST(Env, WithBackfillingFollowingTheBaselineGivesTheSimulatorsSchedule) {
     }
 }
 
+// --skip: waiting is allowed only while something is still to happen, moves time on by at most
+// kSkipTime, starts nothing, and an agent that always waits when it may still finishes every job.
+TEST(Env, SkipWaitsForTheNextEventOrTenMinutes) {
+  const Workload s;
+  EnvOptions o;
+  o.window_len = 100;
+  Env without(s.cluster, s.trace.jobs, o);
+  EXPECT_EQ(without.reset_at(100).mask[kSkip], 0);
+  EXPECT_THROW(without.step(kSkip), InvariantError);
+
+  o.skip = true;
+  Env env(s.cluster, s.trace.jobs, o);
+  env.reset_at(100);
+  int skips = 0, short_waits = 0, full_waits = 0;
+  Env::Step step;
+  for (int steps = 0; steps < 100000 && !step.done; ++steps) {
+    const Observation& obs = env.observation();
+    const bool pending = env.engine().event_pending();
+    ASSERT_EQ(obs.mask[kSkip], pending ? 1 : 0);
+    if (!obs.mask[kSkip]) {
+      step = env.step(first_legal(env));
+      continue;
+    }
+    const Seconds before = env.engine().now();
+    const std::size_t running = env.engine().running().size();
+    ++skips;
+    step = env.step(kSkip);
+    if (step.done) break;
+    const Seconds waited = env.engine().now() - before;
+    ASSERT_GT(waited, 0);
+    ASSERT_LE(waited, kSkipTime);
+    ASSERT_LE(env.engine().running().size(), running);  // nothing started
+    (waited == kSkipTime ? full_waits : short_waits)++;
+  }
+  for (JobIndex j = 0; j < 100; ++j) EXPECT_EQ(env.engine().job(j).state, sim::JobState::completed);
+  EXPECT_GT(skips, 100);
+  EXPECT_GT(full_waits, 0);   // nothing happened for ten minutes
+  EXPECT_GT(short_waits, 0);  // an arrival or an end came first
+  ASSERT_TRUE(step.done);
+  EXPECT_LT(step.reward, 0) << "waiting whenever possible costs against FCFS";
+}
+
 TEST(Env, ShortestFirstBeatsFcfsOnBoundedSlowdown) {
   const Workload s;
   EnvOptions o;  // baseline fcfs, score bsld

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -61,7 +62,7 @@ TEST(PolicyNet, MlpMatchesAHandComputedForwardPass) {
     std::fill(d.bias.begin(), d.bias.end(), 0.5f);
   }
   const Observation o = observation(3, kFeatures);
-  std::array<float, kSlots> l;
+  std::array<float, kActions> l;
   net.logits(o, l);
   for (int s = 0; s < 3; ++s) EXPECT_FLOAT_EQ(l[static_cast<std::size_t>(s)], o.values[static_cast<std::size_t>(s * kFeatures)] + 2);
   for (int s = 3; s < kSlots; ++s) EXPECT_TRUE(std::isinf(l[static_cast<std::size_t>(s)]) && l[static_cast<std::size_t>(s)] < 0);
@@ -71,7 +72,7 @@ TEST(PolicyNet, SamplingNeverPicksAMaskedSlotAndFollowsTheSoftmax) {
   for (const Arch arch : {Arch::mlp, Arch::attention}) {
     const PolicyNet net = random_net(arch, kFeatures, 11);
     const Observation o = observation(5, kFeatures);
-    std::array<float, kSlots> l;
+    std::array<float, kActions> l;
     net.logits(o, l);
     double total = 0;
     for (int s = 0; s < 5; ++s) total += std::exp(static_cast<double>(l[static_cast<std::size_t>(s)]));
@@ -101,11 +102,52 @@ TEST(PolicyNet, SamplingNeverPicksAMaskedSlotAndFollowsTheSoftmax) {
   }
 }
 
+TEST(PolicyNet, SkipIsALegalActionOnlyWhenAllowed) {
+  PolicyNet net = random_net(Arch::mlp, kFeatures, 11);
+  net.skip = true;
+  Observation o = observation(5, kFeatures);
+  std::array<float, kActions> l;
+  net.logits(o, l);
+  const float top = *std::max_element(l.begin(), l.begin() + 5);
+  EXPECT_TRUE(std::isinf(l[kSkip]));  // not allowed in this observation
+  net.skip_logit = top + 1;
+  EXPECT_NE(net.argmax(o), kSkip);
+  Rng rng(5);
+  double lp = 0;
+  for (int i = 0; i < 2000; ++i) ASSERT_NE(net.sample(o, rng, lp), kSkip);
+
+  o.mask[kSkip] = 1;
+  EXPECT_EQ(net.argmax(o), kSkip);
+  net.skip_logit = top;  // a tie goes to the job (the lower action index)
+  EXPECT_NE(net.argmax(o), kSkip);
+  net.skip_logit = top + 1;
+  net.logits(o, l);
+  double total = 0;
+  for (const int a : {0, 1, 2, 3, 4, kSkip}) total += std::exp(static_cast<double>(l[static_cast<std::size_t>(a)]));
+  int skips = 0;
+  constexpr int kDraws = 20000;
+  for (int i = 0; i < kDraws; ++i) {
+    const int a = net.sample(o, rng, lp);
+    ASSERT_TRUE((a >= 0 && a < 5) || a == kSkip) << a;
+    if (a == kSkip) {
+      ++skips;
+      EXPECT_NEAR(lp, net.skip_logit - std::log(total), 1e-4);
+    }
+  }
+  EXPECT_NEAR(skips / static_cast<double>(kDraws), std::exp(static_cast<double>(net.skip_logit)) / total, 0.015);
+
+  // Written and read back with the policy; a policy without it has none.
+  const PolicyFile back = parse_policy_file(nlohmann::json::parse(policy_file(net, {}, 1).dump()), "p.json");
+  EXPECT_TRUE(back.net.skip);
+  EXPECT_EQ(back.net.skip_logit, net.skip_logit);
+  EXPECT_FALSE(parse_policy_file(policy_file(random_net(Arch::mlp, kFeatures, 1), {}, 1), "p.json").net.skip);
+}
+
 TEST(PolicyNet, AttentionIgnoresPaddingSlots) {
   const PolicyNet net = random_net(Arch::attention, kFeatures, 5);
   Observation a = observation(4, kFeatures), b = a;
   for (std::size_t i = 4 * kFeatures; i < b.values.size(); ++i) b.values[i] = 0.123f;  // different padding
-  std::array<float, kSlots> la, lb;
+  std::array<float, kActions> la, lb;
   net.logits(a, la);
   net.logits(b, lb);
   for (int s = 0; s < 4; ++s) EXPECT_EQ(la[static_cast<std::size_t>(s)], lb[static_cast<std::size_t>(s)]);
@@ -170,24 +212,42 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     policy::Blocking blocking;
     bool backfill;
     const char* placement;
+    bool skip = false;
   };
   using enum policy::Blocking;
   for (const Case c : {Case{FeatureSet::paper, global, false, "greedy"}, Case{FeatureSet::extended, global, false, "greedy"},
                        Case{FeatureSet::paper, pool, false, "greedy"}, Case{FeatureSet::paper, global, true, "greedy"},
                        Case{FeatureSet::extended, pool, true, "greedy"}, Case{FeatureSet::paper, global, false, "milp"},
-                       Case{FeatureSet::paper, global, true, "milp"}, Case{FeatureSet::extended, pool, true, "milp"}}) {
-    SCOPED_TRACE(fmt::format("{} {} backfill={} {}", to_string(c.features), policy::to_string(c.blocking), c.backfill, c.placement));
+                       Case{FeatureSet::paper, global, true, "milp"}, Case{FeatureSet::extended, pool, true, "milp"},
+                       Case{FeatureSet::paper, global, false, "greedy", true}, Case{FeatureSet::paper, pool, true, "greedy", true},
+                       Case{FeatureSet::extended, pool, true, "milp", true}}) {
+    SCOPED_TRACE(fmt::format("{} {} backfill={} {} skip={}", to_string(c.features), policy::to_string(c.blocking), c.backfill,
+                             c.placement, c.skip));
     EnvOptions o;
     o.observation.features = c.features;
     o.profile.blocking = c.blocking;
     o.profile.backfill = c.backfill;
     o.profile.placement = c.placement;
     o.profile.milp.time_limit_ms = 1e6;  // only the node limit stops a solve: the same result every run
+    o.skip = c.skip;
     Env env(s.cluster, s.trace.jobs, o);
-    const PolicyNet net = random_net(Arch::mlp, feature_count(c.features), 17);
+    PolicyNet net = random_net(Arch::mlp, feature_count(c.features), 17);
+    if (c.skip) {  // a skip logit in the middle of the first decision's logits: sometimes the best action
+      Rng first(1);
+      const Observation& obs = env.reset(first, Split::train);
+      std::array<float, kActions> l;
+      net.logits(obs, l);
+      std::vector<float> visible(l.begin(), l.begin() + obs.visible);
+      std::nth_element(visible.begin(), visible.begin() + static_cast<std::ptrdiff_t>(visible.size() / 2), visible.end());
+      net.skip = true;
+      net.skip_logit = visible[visible.size() / 2];
+    }
     Rng rng(1);
     const Episode e = play(env, net, rng, Split::train, /*greedy=*/true, /*record=*/false);
     EXPECT_NE(e.agent_score, e.baseline_score);  // random weights: not the baseline's order
+    const auto skips = std::count(e.actions.begin(), e.actions.end(), kSkip);
+    if (c.skip) EXPECT_GT(skips, 0);
+    else EXPECT_EQ(skips, 0);
 
     PolicyFile file = parse_policy_file(policy_file(net, o, 1), "p.json");
     policy::ProfileOptions p = o.profile;

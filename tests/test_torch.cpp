@@ -62,31 +62,48 @@ torch::Tensor stack_values(const std::vector<Observation>& obs) {
   return t;
 }
 
-torch::Tensor stack_masks(const std::vector<Observation>& obs) {
-  auto t = torch::empty({static_cast<long>(obs.size()), kSlots}, torch::kBool);
+// Masks [B, width]: the slots' (width 128), or the slots' and skip's (width kActions).
+torch::Tensor stack_masks(const std::vector<Observation>& obs, int width = kSlots) {
+  auto t = torch::empty({static_cast<long>(obs.size()), width}, torch::kBool);
   for (std::size_t i = 0; i < obs.size(); ++i)
-    for (int s = 0; s < kSlots; ++s) t[static_cast<long>(i)][s] = obs[i].mask[static_cast<std::size_t>(s)] == 1;
+    for (int s = 0; s < width; ++s) t[static_cast<long>(i)][s] = obs[i].mask[static_cast<std::size_t>(s)] == 1;
   return t;
+}
+
+// The same observations with skip allowed in every other one.
+std::vector<Observation> with_skip_allowed(std::vector<Observation> obs) {
+  for (std::size_t i = 0; i < obs.size(); i += 2) obs[i].mask[kSkip] = 1;
+  return obs;
 }
 
 TEST(Torch, FastForwardPassMatchesLibTorch) {
   const Workload s;
   for (const FeatureSet features : {FeatureSet::paper, FeatureSet::extended})
-    for (const Arch arch : {Arch::mlp, Arch::attention}) {
-      torch::manual_seed(3);
-      torchnet::Policy policy(arch, feature_count(features));
-      const PolicyNet net = torchnet::to_policy_net(policy);
-      const auto obs = observations(s, features, 64);
-      const auto logits = policy->forward(stack_values(obs), stack_masks(obs)).detach();
-      double worst = 0;
-      for (std::size_t i = 0; i < obs.size(); ++i) {
-        std::array<float, kSlots> fast;
-        net.logits(obs[i], fast);
-        for (int k = 0; k < obs[i].visible; ++k)
-          if (obs[i].mask[static_cast<std::size_t>(k)]) worst = std::max(worst, static_cast<double>(std::abs(fast[static_cast<std::size_t>(k)] - logits[static_cast<long>(i)][k].item<float>())));
+    for (const Arch arch : {Arch::mlp, Arch::attention})
+      for (const bool skip : {false, true}) {
+        torch::manual_seed(3);
+        torchnet::Policy policy(arch, feature_count(features), skip);
+        if (skip) {
+          torch::NoGradGuard no_grad;
+          policy->skip.fill_(0.25);
+        }
+        const PolicyNet net = torchnet::to_policy_net(policy);
+        ASSERT_EQ(net.skip, skip);
+        const auto obs = skip ? with_skip_allowed(observations(s, features, 64)) : observations(s, features, 64);
+        const auto logits = policy->forward(stack_values(obs), stack_masks(obs, skip ? kActions : kSlots)).detach();
+        double worst = 0;
+        for (std::size_t i = 0; i < obs.size(); ++i) {
+          std::array<float, kActions> fast;
+          net.logits(obs[i], fast);
+          for (int k = 0; k < (skip ? kActions : kSlots); ++k)
+            if (obs[i].mask[static_cast<std::size_t>(k)]) worst = std::max(worst, static_cast<double>(std::abs(fast[static_cast<std::size_t>(k)] - logits[static_cast<long>(i)][k].item<float>())));
+          if (skip) {
+            EXPECT_EQ(std::isinf(fast[kSkip]), !obs[i].mask[kSkip]);
+            EXPECT_EQ(logits[static_cast<long>(i)][kSkip].item<float>() <= -1e8, !obs[i].mask[kSkip]);
+          }
+        }
+        EXPECT_LT(worst, 1e-5) << to_string(arch) << " " << to_string(features) << " skip=" << skip;
       }
-      EXPECT_LT(worst, 1e-5) << to_string(arch) << " " << to_string(features);
-    }
 }
 
 TEST(Torch, PolicyLossTermsMatchHandComputedValues) {
@@ -121,7 +138,7 @@ TrainOptions small_run(const std::string& out, int epochs, int threads) {
 }
 
 std::unique_ptr<Learner> learner_for(const TrainOptions& o) {
-  return make_ppo_learner(o.arch, feature_count(o.env.observation.features), o.ppo, o.seed, o.threads);
+  return make_ppo_learner(o.arch, feature_count(o.env.observation.features), o.env.skip, o.ppo, o.seed, o.threads);
 }
 
 // progress.csv without its timing columns (decisions_per_s, wall_s).
@@ -184,24 +201,60 @@ TEST(Torch, RunsAreDeterministicAndResumeExactly) {
 
 TEST(Torch, TorchScriptExportComputesTheSameLogits) {
   const Workload s;
-  for (const Arch arch : {Arch::mlp, Arch::attention}) {
-    TempDir dir(to_string(arch));
-    auto learner = make_ppo_learner(arch, kFeatures, {}, 4, 1);
-    const std::string path = dir.path + "/policy.pt";
-    learner->export_torchscript(path);
-    torch::jit::Module m = torch::jit::load(path);
-    const auto obs = observations(s, FeatureSet::paper, 16);
-    const auto out = m.forward({stack_values(obs), stack_masks(obs)}).toTensor();
-    const PolicyNet net = learner->policy();
-    for (std::size_t i = 0; i < obs.size(); ++i) {
-      std::array<float, kSlots> fast;
-      net.logits(obs[i], fast);
-      for (int k = 0; k < kSlots; ++k) {
-        if (obs[i].mask[static_cast<std::size_t>(k)]) EXPECT_NEAR(fast[static_cast<std::size_t>(k)], out[static_cast<long>(i)][k].item<float>(), 1e-5);
-        else EXPECT_LE(out[static_cast<long>(i)][k].item<float>(), -1e8);
+  for (const Arch arch : {Arch::mlp, Arch::attention})
+    for (const bool skip : {false, true}) {
+      TempDir dir(fmt::format("{}-{}", to_string(arch), skip));
+      auto learner = make_ppo_learner(arch, kFeatures, skip, {}, 4, 1);
+      if (skip) {
+        PolicyNet net = learner->policy();
+        net.skip_logit = -0.5f;
+        learner->set_policy(net);
+      }
+      const std::string path = dir.path + "/policy.pt";
+      learner->export_torchscript(path);
+      torch::jit::Module m = torch::jit::load(path);
+      const int width = skip ? kActions : kSlots;
+      const auto obs = skip ? with_skip_allowed(observations(s, FeatureSet::paper, 16)) : observations(s, FeatureSet::paper, 16);
+      const auto out = m.forward({stack_values(obs), stack_masks(obs, width)}).toTensor();
+      ASSERT_EQ(out.size(1), width);
+      const PolicyNet net = learner->policy();
+      EXPECT_EQ(net.skip_logit, skip ? -0.5f : 0.0f);
+      for (std::size_t i = 0; i < obs.size(); ++i) {
+        std::array<float, kActions> fast;
+        net.logits(obs[i], fast);
+        for (int k = 0; k < width; ++k) {
+          if (obs[i].mask[static_cast<std::size_t>(k)]) EXPECT_NEAR(fast[static_cast<std::size_t>(k)], out[static_cast<long>(i)][k].item<float>(), 1e-5);
+          else EXPECT_LE(out[static_cast<long>(i)][k].item<float>(), -1e8);
+        }
       }
     }
-  }
+}
+
+// --skip trains a policy whose skip action is taken and learned, written into policy.json; the
+// learner and the options must agree, and a checkpoint loads only into a learner of the same shape.
+TEST(Torch, SkipActionIsTrainedAndSaved) {
+  const Workload s;
+  TempDir dir;
+  TrainOptions o = small_run(dir.path, 2, 2);
+  o.env.skip = true;
+  auto plain = make_ppo_learner(o.arch, kFeatures, false, o.ppo, o.seed, o.threads);
+  EXPECT_THROW(train(s.cluster, s.trace.jobs, o, *plain, {}), InputError);
+  auto learner = learner_for(o);
+  const auto records = train(s.cluster, s.trace.jobs, o, *learner, {});
+  ASSERT_EQ(records.size(), 2u);
+  const PolicyFile file = load_policy(dir.path);
+  ASSERT_TRUE(file.net.skip);
+  EXPECT_NE(learner->policy().skip_logit, 0.0f);  // the update moved it
+  EXPECT_THROW(plain->load(dir.path + "/model.pt"), InputError);
+
+  // The sampled policy skips now and then: an episode has more decisions than jobs.
+  Env env(s.cluster, s.trace.jobs, o.env);
+  Rng rng(3);
+  const Episode e = play(env, learner->policy(), rng, Split::train, false, true);
+  const auto skips = std::count(e.actions.begin(), e.actions.end(), kSkip);
+  EXPECT_GT(skips, 0);
+  EXPECT_EQ(e.decisions(), static_cast<std::size_t>(o.env.window_len) + static_cast<std::size_t>(skips));
+  EXPECT_EQ(e.masks.size(), e.decisions() * kActions);
 }
 
 TEST(Torch, AFewEpochsLearnToBeatFcfs) {

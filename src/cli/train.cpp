@@ -50,7 +50,7 @@ int run_train(TrainArgs& a) {
                            cluster.total_gpus(), trace.source, trace.jobs.size());
   std::cout << fmt::format("training {} policy ({} features) against {} on {}, {} epochs x {} trajectories of {} jobs, {} thread(s)\n",
                            rl::to_string(o.arch), a.features, a.baseline, a.score, o.epochs, o.trajs, o.env.window_len, o.threads);
-  auto learner = rl::make_ppo_learner(o.arch, rl::feature_count(o.env.observation.features), o.ppo, o.seed, o.threads);
+  auto learner = rl::make_ppo_learner(o.arch, rl::feature_count(o.env.observation.features), o.env.skip, o.ppo, o.seed, o.threads);
   const auto records = rl::train(cluster, trace.jobs, o, *learner, config);
   if (!records.empty()) {
     const auto& last = records.back();
@@ -85,6 +85,7 @@ Command add_train(CLI::App& app) {
   sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1) or extended (+ runtime estimate, age rank, pool load)")
       ->capture_default_str();
   sub->add_flag("--attention", args->attention, "Self-attention policy instead of the per-slot MLP");
+  sub->add_flag("--skip", o.env.skip, "Let the policy also wait: start nothing until the next event or 600 s later (SPEC 3.5)");
   sub->add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
   sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
@@ -116,7 +117,7 @@ Command add_export(CLI::App& app) {
   sub->add_option("--torchscript", *out, "Output file (forward(obs [B,128,F], mask [B,128]) -> logits [B,128])")->required();
   return {sub, [model, out] {
             const rl::PolicyFile policy = rl::load_policy(*model);
-            auto learner = rl::make_ppo_learner(policy.net.arch, policy.net.features, {}, 0, 1);
+            auto learner = rl::make_ppo_learner(policy.net.arch, policy.net.features, policy.net.skip, {}, 0, 1);
             learner->set_policy(policy.net);
             learner->export_torchscript(*out);
             std::cout << fmt::format("wrote {} ({} policy, {} features per slot, epoch {})\n", *out, rl::to_string(policy.net.arch),

@@ -80,6 +80,17 @@ void PassState::backfill_pools(const sim::SimJob& job, Seconds now, std::vector<
     if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) out.push_back(p);
 }
 
+bool PassState::may_pick(const sim::Engine& engine, JobIndex j, bool backfill, const PlacementPolicy& placement,
+                         std::vector<PoolId>& pools) const {
+  const sim::SimJob& job = engine.job(j);
+  open_pools(job, pools);
+  if (!pools.empty()) return true;
+  if (!backfill) return false;
+  // Only a job that can start now may backfill: a pick that could not would block nothing.
+  backfill_pools(job, engine.now(), pools);
+  return !pools.empty() && placement.feasibility(engine.cluster(), cluster::request_of(*job.spec), pools) == PlaceStatus::placed;
+}
+
 void PassState::block(const sim::Engine& engine, JobIndex j, const ProfileOptions& options, const PlacementPolicy& placement) {
   const sim::SimJob& job = engine.job(j);
   if (std::none_of(job.eligible.begin(), job.eligible.end(), [&](PoolId p) { return !blocked_[p]; })) return;
@@ -118,7 +129,9 @@ bool ProfileScheduler::walk(sim::Engine& engine) {
   const std::span<const JobIndex> order = priority_->order(engine);
   const bool again_after_start = priority_->one_at_a_time();
   pass_.reset(engine.cluster_spec().pools.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
+  const std::optional<PriorityPolicy::Wait> wait = priority_->wait();
+  const std::size_t serve = wait ? std::min(wait->serve, order.size()) : order.size();
+  for (std::size_t i = 0; i < serve; ++i) {
     const JobIndex j = order[i];
     const auto later = order.subspan(i + 1);
     const sim::SimJob& job = engine.job(j);
@@ -140,6 +153,15 @@ bool ProfileScheduler::walk(sim::Engine& engine) {
     // 3. J blocks the pools it had open (and reserves one, with backfilling).
     pass_.block(engine, j, options_, *placement_);
     if (pass_.all_blocked() && !options_.backfill) break;
+  }
+  // The policy waits rather than serve the rest, but only where it had a choice (as in training).
+  if (wait) {
+    const std::size_t consider = std::min(wait->consider, order.size());
+    for (std::size_t i = serve; i < consider; ++i)
+      if (engine.job(order[i]).state == sim::JobState::queued && pass_.may_pick(engine, order[i], options_.backfill, *placement_, pools_)) {
+        engine.wake_at(wait->until);
+        break;
+      }
   }
   return false;
 }

@@ -48,6 +48,10 @@ class PassState {
   // `job` could not start in its open pools: it blocks them (global: every pool) and, with backfilling,
   // reserves the open pool where it can start first. Nothing happens if it had no open pool.
   void block(const sim::Engine& engine, JobIndex job, const ProfileOptions& options, const PlacementPolicy& placement);
+  // Whether `job` may be picked now: it has an open pool (where it starts or blocks), or, with
+  // backfilling, it fits now in a pool it may backfill into. `pools` is scratch.
+  bool may_pick(const sim::Engine& engine, JobIndex job, bool backfill, const PlacementPolicy& placement,
+                std::vector<PoolId>& pools) const;
   bool all_blocked() const { return blocked_count_ == blocked_.size(); }
   bool any_blocked() const { return blocked_count_ > 0; }
 

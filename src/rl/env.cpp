@@ -182,17 +182,6 @@ bool Env::try_start(JobIndex j) {
   return start_in(j, pools_);
 }
 
-bool Env::legal(JobIndex j) {
-  const sim::SimJob& job = engine_->job(j);
-  pass_.open_pools(job, pools_);
-  if (!pools_.empty()) return true;
-  if (!options_.profile.backfill) return false;
-  // Only a job that can start now may backfill: a pick that could not would block nothing.
-  pass_.backfill_pools(job, engine_->now(), pools_);
-  return !pools_.empty() &&
-         placement_->feasibility(engine_->cluster(), cluster::request_of(*job.spec), pools_) == policy::PlaceStatus::placed;
-}
-
 bool Env::next_decision() {
   for (;;) {
     if (engine_->queue().empty()) {
@@ -214,10 +203,12 @@ bool Env::next_decision() {
     }
     bool open = false;
     for (int s = 0; s < observation_.visible; ++s) {
-      const bool ok = legal(observation_.jobs[static_cast<std::size_t>(s)]);
+      const bool ok = pass_.may_pick(*engine_, observation_.jobs[static_cast<std::size_t>(s)], options_.profile.backfill, *placement_, pools_);
       observation_.mask[static_cast<std::size_t>(s)] = ok;
       open = open || ok;
     }
+    // Waiting is a choice only while something is still to happen (else it would change nothing).
+    observation_.mask[kSkip] = options_.skip && engine_->event_pending();
     if (open) return true;
     // Nothing can start before the next event.
     RLTUNE_CHECK(engine_->advance(), "a queued job always has an event to wait for");
@@ -226,8 +217,14 @@ bool Env::next_decision() {
 }
 
 Env::Step Env::step(int slot) {
-  RLTUNE_CHECK(slot >= 0 && slot < kSlots && observation_.mask[static_cast<std::size_t>(slot)] == 1,
-               fmt::format("action {} is a masked slot", slot));
+  RLTUNE_CHECK(slot >= 0 && slot < kActions && observation_.mask[static_cast<std::size_t>(slot)] == 1,
+               fmt::format("action {} is masked", slot));
+  if (slot == kSkip) {
+    engine_->wake_at(engine_->now() + kSkipTime);
+    RLTUNE_CHECK(engine_->advance(), "skip is allowed only while something is still to happen");
+    unblock();
+    return finish_step();
+  }
   const JobIndex j = observation_.jobs[static_cast<std::size_t>(slot)];
   // A job that does not fit now is a commitment (SPEC 3.4) unless one is pending: it starts first as
   // soon as it fits, and meanwhile blocks every pool (global) or its own (pool).
@@ -237,6 +234,10 @@ Env::Step Env::step(int slot) {
   } else if (committed_ == j) {
     committed_ = -1;
   }
+  return finish_step();
+}
+
+Env::Step Env::finish_step() {
   if (next_decision()) return {};
   agent_score_ = score(*engine_, options_.score);
   const double base = baseline_score_, rl = agent_score_;

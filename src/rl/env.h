@@ -59,6 +59,7 @@ struct EnvOptions {
   policy::ProfileOptions profile;  // placement and priority options for the agent and the baseline
   sim::EngineOptions engine;       // runtime knowledge
   ObservationOptions observation;
+  bool skip = false;  // --skip: the agent may also wait (kSkip) while something is still to happen
 };
 
 class Env {
@@ -76,7 +77,8 @@ class Env {
     double reward = 0;  // nonzero only when done
   };
   // Picks the job in `slot` (must be unmasked; otherwise InvariantError) and starts it, now if it fits,
-  // else at the first event after which it fits.
+  // else at the first event after which it fits. kSkip starts nothing and moves on to the next event or
+  // kSkipTime later, whichever comes first.
   // Returns done with the terminal reward, or not done with observation() updated.
   Step step(int slot);
 
@@ -95,6 +97,8 @@ class Env {
   // Advances to the next decision point with a job that may start and refreshes the observation (jobs
   // whose pools are all blocked are masked); false when done.
   bool next_decision();
+  // After an action: the next decision, or the end of the episode with its reward.
+  Step finish_step();
   // Starts `j` if it fits now in one of its open pools or, with backfilling, a blocked pool it may
   // backfill into.
   bool try_start(JobIndex j);
@@ -103,8 +107,6 @@ class Env {
   void rank(const Observation& obs);
   // upcoming_ = the queued jobs after `j` in the `rl` policy's order, up to the placement's look-ahead.
   void collect_upcoming(JobIndex j);
-  // Whether `j` may be picked now: it has an open pool, or it fits now where it may backfill.
-  bool legal(JobIndex j);
   void block(JobIndex j);
   void unblock();
 
@@ -121,7 +123,7 @@ class Env {
   std::vector<PoolId> pools_;
   Ranker ranker_;
   std::vector<JobIndex> ranked_;  // the current observation's jobs by the agent's logits (look-ahead only)
-  std::array<float, kSlots> logits_{};
+  std::array<float, kActions> logits_{};
   std::vector<policy::UpcomingJob> upcoming_;
   std::vector<char> seen_;  // per job, scratch of collect_upcoming
   double baseline_score_ = 0, agent_score_ = 0;

@@ -42,7 +42,8 @@ class Learner {
   virtual void save(const std::string& path, const nlohmann::json& state) const = 0;
   // Restores what save() wrote and returns its `state`; InputError when the file does not fit this learner.
   virtual nlohmann::json load(const std::string& path) = 0;
-  // A TorchScript module: forward(obs [B, 128, F], mask [B, 128]) -> masked logits [B, 128].
+  // A TorchScript module: forward(obs [B, 128, F], mask [B, 128]) -> masked logits [B, 128]; with the
+  // skip action, mask and logits have 129 columns, the last one for skip.
   virtual void export_torchscript(const std::string& path) const = 0;
 };
 

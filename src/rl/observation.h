@@ -13,6 +13,11 @@
 namespace rltune::rl {
 
 inline constexpr int kSlots = 128;
+// Actions: a slot, or (with --skip) kSkip, which starts nothing and waits for the next event or
+// kSkipTime, whichever comes first (SPEC 3.5, made reachable: B8).
+inline constexpr int kSkip = kSlots;
+inline constexpr int kActions = kSlots + 1;
+inline constexpr Seconds kSkipTime = 600;
 inline constexpr int kFeatures = 7;          // the paper's features
 inline constexpr int kExtendedFeatures = 10;  // with --features extended
 
@@ -51,7 +56,7 @@ struct ObservationOptions {
 struct Observation {
   int features = kFeatures;                                // numbers per slot
   std::array<float, kSlots * kExtendedFeatures> values{};  // slot-major, `features` per slot
-  std::array<std::uint8_t, kSlots> mask{};         // 1 = the slot holds a queued job (a legal action)
+  std::array<std::uint8_t, kActions> mask{};       // 1 = a legal action: a slot holding a queued job, or kSkip
   std::array<JobIndex, kSlots> jobs{};             // the job in each slot, -1 for an empty slot
   int visible = 0;                                 // slots in use
 };

@@ -4,6 +4,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -40,10 +41,11 @@ Arch parse_arch(const std::string& name) {
 
 const char* to_string(Arch arch) { return arch == Arch::mlp ? "mlp" : "attention"; }
 
-PolicyNet PolicyNet::shaped(Arch arch, int features) {
+PolicyNet PolicyNet::shaped(Arch arch, int features, bool skip) {
   PolicyNet net;
   net.arch = arch;
   net.features = features;
+  net.skip = skip;
   if (arch == Arch::mlp) net.layers.push_back(zeros(features, kHidden1));
   else
     for (int i = 0; i < 3; ++i) net.layers.push_back(zeros(features, kHidden1));
@@ -54,9 +56,10 @@ PolicyNet PolicyNet::shaped(Arch arch, int features) {
 }
 
 void PolicyNet::logits(const Observation& obs, std::span<float> out) const {
-  RLTUNE_CHECK(out.size() >= static_cast<std::size_t>(kSlots), "one logit per slot");
+  RLTUNE_CHECK(out.size() >= static_cast<std::size_t>(kActions), "one logit per action");
   RLTUNE_CHECK(obs.features == features, fmt::format("the model expects {} features per slot, the observation has {}", features, obs.features));
   std::fill(out.begin(), out.end(), -std::numeric_limits<float>::infinity());
+  if (skip && obs.mask[kSkip]) out[kSkip] = skip_logit;
   const int n = obs.visible;
   if (n == 0) return;
   const Matrix x = ConstMap(obs.values.data(), n, features);
@@ -85,39 +88,58 @@ void PolicyNet::logits(const Observation& obs, std::span<float> out) const {
 }
 
 int PolicyNet::argmax(const Observation& obs) const {
-  std::array<float, kSlots> l;
+  std::array<float, kActions> l;
   logits(obs, l);
   return argmax(l, obs);
 }
 
 int PolicyNet::sample(const Observation& obs, Rng& rng, double& log_prob) const {
-  std::array<float, kSlots> l;
+  std::array<float, kActions> l;
   logits(obs, l);
   return sample(l, obs, rng, log_prob);
 }
 
+namespace {
+
+// The actions a decision may take, in index order: the visible slots, then skip if allowed.
+template <typename F>
+void for_each_action(const Observation& obs, const F& f) {
+  for (int s = 0; s < obs.visible; ++s) f(s);
+  if (obs.mask[kSkip]) f(kSkip);
+}
+
+}  // namespace
+
 int PolicyNet::argmax(std::span<const float> l, const Observation& obs) {
   if (obs.visible == 0) return -1;
-  return static_cast<int>(std::max_element(l.begin(), l.begin() + obs.visible) - l.begin());
+  int best = 0;
+  for_each_action(obs, [&](int a) {
+    if (l[static_cast<std::size_t>(a)] > l[static_cast<std::size_t>(best)]) best = a;  // ties: the lowest index
+  });
+  return best;
 }
 
 int PolicyNet::sample(std::span<const float> l, const Observation& obs, Rng& rng, double& log_prob) {
   RLTUNE_CHECK(obs.visible > 0, "a decision has at least one queued job");
-  const int n = obs.visible;
-  const double top = *std::max_element(l.begin(), l.begin() + n);
+  double top = -std::numeric_limits<double>::infinity();
+  for_each_action(obs, [&](int a) { top = std::max<double>(top, l[static_cast<std::size_t>(a)]); });
   double total = 0;
-  for (int s = 0; s < n; ++s) total += std::exp(l[static_cast<std::size_t>(s)] - top);
+  int chosen = -1;  // rounding fallback: the last legal action
+  for_each_action(obs, [&](int a) {
+    total += std::exp(l[static_cast<std::size_t>(a)] - top);
+    if (obs.mask[static_cast<std::size_t>(a)]) chosen = a;
+  });
   const double u = rng.uniform() * total;
   double cumulative = 0;
-  int chosen = n - 1;  // rounding fallback: the last unmasked slot
-  while (chosen > 0 && !obs.mask[static_cast<std::size_t>(chosen)]) --chosen;
-  for (int s = 0; s < n; ++s) {
-    cumulative += std::exp(l[static_cast<std::size_t>(s)] - top);
+  bool found = false;
+  for_each_action(obs, [&](int a) {
+    if (found) return;
+    cumulative += std::exp(l[static_cast<std::size_t>(a)] - top);
     if (u < cumulative) {
-      chosen = s;
-      break;
+      chosen = a;
+      found = true;
     }
-  }
+  });
   log_prob = l[static_cast<std::size_t>(chosen)] - top - std::log(total);
   return chosen;
 }
@@ -126,7 +148,9 @@ nlohmann::json PolicyNet::to_json() const {
   nlohmann::json layers_json = nlohmann::json::array();
   for (const Dense& d : layers)
     layers_json.push_back({{"in", d.in}, {"out", d.out}, {"weight", d.weight}, {"bias", d.bias}});
-  return {{"arch", to_string(arch)}, {"features", features}, {"layers", layers_json}};
+  nlohmann::json j = {{"arch", to_string(arch)}, {"features", features}, {"layers", layers_json}};
+  if (skip) j["skip_logit"] = skip_logit;
+  return j;
 }
 
 PolicyNet PolicyNet::from_json(const nlohmann::json& j) {
@@ -147,6 +171,11 @@ PolicyNet PolicyNet::from_json(const nlohmann::json& j) {
         throw InputError(fmt::format("layer {} has the wrong number of weights", i));
       for (const float w : d.weight)
         if (!std::isfinite(w)) throw InputError(fmt::format("layer {} has a weight that is not finite", i));
+    }
+    if (j.contains("skip_logit")) {
+      shape.skip = true;
+      shape.skip_logit = j.at("skip_logit").get<float>();
+      if (!std::isfinite(shape.skip_logit)) throw InputError("the skip logit is not finite");
     }
     return shape;
   } catch (const nlohmann::json::exception& e) {

@@ -35,15 +35,19 @@ struct PolicyNet {
   int features = kFeatures;
   // mlp: 4 layers (features-32, 32-16, 16-8, 8-1); attention: q, k, v (features-32), then 32-16, 16-8, 8-1.
   std::vector<Dense> layers;
+  // --skip: the skip action's logit, one learned number (the reference has none that is reachable, B8).
+  bool skip = false;
+  float skip_logit = 0;
 
   // The layer shapes of `arch` with zero weights.
-  static PolicyNet shaped(Arch arch, int features);
-  // Logits of the unmasked visible slots in out[0, visible); masked slots get -infinity. At least one
-  // visible slot must be unmasked for sample() and argmax().
+  static PolicyNet shaped(Arch arch, int features, bool skip = false);
+  // Logits of the unmasked visible slots in out[0, visible) and of skip in out[kSkip] when the
+  // observation allows it; masked actions get -infinity (out holds kActions). At least one visible slot
+  // must be unmasked for sample() and argmax().
   void logits(const Observation& obs, std::span<float> out) const;
-  // The highest-logit visible slot (lowest slot on ties); -1 when none is visible.
+  // The highest-logit legal action (lowest index on ties); -1 when no slot is visible.
   int argmax(const Observation& obs) const;
-  // Draws a visible slot from the masked softmax; returns it and writes its log-probability.
+  // Draws a legal action from the masked softmax; returns it and writes its log-probability.
   int sample(const Observation& obs, Rng& rng, double& log_prob) const;
   // The same two from logits that logits() already wrote for `obs`.
   static int argmax(std::span<const float> logits, const Observation& obs);

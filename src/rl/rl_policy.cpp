@@ -20,18 +20,23 @@ class RlPolicy final : public policy::PriorityPolicy {
 
   void reset() override {
     committed_ = -1;
+    wait_.reset();
     baseline_->reset();
     rng_ = Rng(sample_seed_.value_or(0));
   }
   bool one_at_a_time() const override { return true; }
+  std::optional<Wait> wait() const override { return wait_; }
 
   std::span<const JobIndex> order(const sim::Engine& engine) override {
     const std::span<const JobIndex> base = baseline_->order(engine);
     observe(engine, base, observation_, model_.observation);
+    observation_.mask[kSkip] = model_.net.skip && engine.event_pending();  // as in training
     model_.net.logits(observation_, logits_);
     const int n = observation_.visible;
-    if (sample_seed_)
+    if (sample_seed_) {
       for (int s = 0; s < n; ++s) logits_[static_cast<std::size_t>(s)] -= static_cast<float>(std::log(-std::log(1 - rng_.uniform())));
+      if (observation_.mask[kSkip]) logits_[kSkip] -= static_cast<float>(std::log(-std::log(1 - rng_.uniform())));
+    }
     std::array<int, kSlots> slots;
     std::iota(slots.begin(), slots.begin() + n, 0);
     std::stable_sort(slots.begin(), slots.begin() + n,
@@ -41,11 +46,21 @@ class RlPolicy final : public policy::PriorityPolicy {
     order_.clear();
     const bool keep = committed_ >= 0 && engine.job(committed_).state == sim::JobState::queued;
     if (keep) order_.push_back(committed_);
+    // Skip ranks after every job whose logit is at least its own (training's argmax breaks ties toward
+    // the lower action index): the scheduler serves those, then waits.
+    std::size_t serve = 0;
     for (int i = 0; i < n; ++i) {
-      const JobIndex j = observation_.jobs[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])];
-      if (!keep || j != committed_) order_.push_back(j);
+      const int slot = slots[static_cast<std::size_t>(i)];
+      const JobIndex j = observation_.jobs[static_cast<std::size_t>(slot)];
+      if (keep && j == committed_) continue;
+      order_.push_back(j);
+      if (logits_[static_cast<std::size_t>(slot)] >= logits_[kSkip]) serve = order_.size();
     }
-    if (!order_.empty()) committed_ = order_.front();
+    if (keep) serve = std::max<std::size_t>(serve, 1);
+    wait_.reset();
+    if (observation_.mask[kSkip]) wait_ = Wait{serve, order_.size(), engine.now() + kSkipTime};
+    // The first job served is the commitment; a skip before it commits to nothing.
+    if (!order_.empty() && (keep || !wait_ || serve > 0)) committed_ = order_.front();
     // Beyond the visible slots: the rest of the queue in baseline order (they were not observed).
     int seen = 0;
     for (const JobIndex j : base) {
@@ -61,7 +76,8 @@ class RlPolicy final : public policy::PriorityPolicy {
   std::optional<std::uint64_t> sample_seed_;
   Rng rng_;
   Observation observation_;
-  std::array<float, kSlots> logits_{};
+  std::array<float, kActions> logits_{};
+  std::optional<Wait> wait_;
   std::vector<JobIndex> order_;
   JobIndex committed_ = -1;
 };

@@ -14,7 +14,7 @@ Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy,
   e.features = obs->features;
   e.window_start = env.window_start();
   const std::size_t width = static_cast<std::size_t>(kSlots) * static_cast<std::size_t>(obs->features);
-  std::array<float, kSlots> logits;
+  std::array<float, kActions> logits;
   for (;;) {
     double log_prob = 0;
     net.logits(*obs, logits);

@@ -16,8 +16,8 @@ namespace rltune::rl {
 struct Episode {
   int features = kFeatures;
   std::vector<float> observations;  // decisions x kSlots x features
-  std::vector<std::uint8_t> masks;  // decisions x kSlots
-  std::vector<int> actions;         // slot per decision
+  std::vector<std::uint8_t> masks;  // decisions x kActions
+  std::vector<int> actions;         // action (slot or kSkip) per decision
   double reward = 0;                // terminal reward
   double baseline_score = 0, agent_score = 0;
   std::size_t window_start = 0;
@@ -31,7 +31,7 @@ Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy,
 struct Batch {
   int features = kFeatures;
   std::vector<float> observations;  // size() x kSlots x features
-  std::vector<std::uint8_t> masks;  // size() x kSlots
+  std::vector<std::uint8_t> masks;  // size() x kActions
   std::vector<int> actions;
   std::vector<std::pair<std::size_t, std::size_t>> episodes;  // [first, last) decisions of each episode
   std::vector<double> rewards;                                // terminal reward of each episode

@@ -36,6 +36,7 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"score", to_string(o.env.score)},
           {"placement", p.placement},
           {"runtime", sim::to_string(o.env.engine.runtime)},
+          {"skip", o.env.skip},
           {"epochs", o.epochs},
           {"trajs", o.trajs},
           {"threads", o.threads},
@@ -180,6 +181,8 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   }
   write_file((dir / "config.json").string(), config.dump(2) + "\n");
 
+  if (learner.policy().skip != o.env.skip)
+    throw InputError(o.env.skip ? "--skip needs a learner with a skip action" : "the learner has a skip action but --skip is off");
   // One environment per thread, reused across epochs.
   std::vector<std::unique_ptr<Env>> envs;
   for (int t = 0; t < o.threads; ++t) envs.push_back(std::make_unique<Env>(cluster, jobs, o.env));

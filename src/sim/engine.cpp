@@ -78,6 +78,11 @@ void Engine::arrive(JobIndex j) {
   queue_.push_back(j);
 }
 
+void Engine::wake_at(Seconds t) {
+  RLTUNE_CHECK(t > now_, fmt::format("a wake at {} is not after now ({})", t, now_));
+  wake_ = t;
+}
+
 bool Engine::advance() {
   const auto n = static_cast<JobIndex>(jobs_.size());
   if (!started_) {
@@ -87,7 +92,8 @@ bool Engine::advance() {
   while (true) {
     const Seconds next_completion = completions_.empty() ? kForever : completions_.top().end;
     const Seconds next_arrival = next_arrival_ < n ? specs_[next_arrival_].submit : kForever;
-    const Seconds t = std::min(next_completion, next_arrival);
+    const Seconds t = std::min({next_completion, next_arrival, wake_});
+    wake_ = kForever;
     if (t == kForever) {
       RLTUNE_CHECK(queue_.empty(), fmt::format("{} jobs are queued on an idle cluster with nothing left to happen at t={}",
                                                queue_.size(), now_));

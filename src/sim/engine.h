@@ -82,6 +82,11 @@ class Engine {
   // next time at which the queue is non-empty after completions and arrivals. Returns false when every
   // job has ended.
   bool advance();
+  // Makes `t` (> now) a decision point too, unless another event comes first: the next advance() stops
+  // at the earlier of the two and forgets the wake either way (a policy that chose to wait).
+  void wake_at(Seconds t);
+  // Whether anything is still to happen: a running job to end or a job to arrive.
+  bool event_pending() const { return !completions_.empty() || next_arrival_ < static_cast<JobIndex>(jobs_.size()); }
 
   // A live cluster instead of a replay (the Slurm advisor): the clock starts at `now`; every job
   // submitted by then is queued, except the `running` ones, which hold their placements since `start`
@@ -133,6 +138,7 @@ class Engine {
   std::size_t ended_ = 0;
   std::size_t estimate_fallbacks_ = 0;
   Seconds now_ = 0;
+  Seconds wake_ = kForever;  // wake_at()
   bool started_ = false;
 };
 

@@ -2,6 +2,7 @@
 // Queue orderings (SPEC section 5, with the fixes of DESIGN.md section 2): every wait is the simulated
 // wait (now - submit) and every runtime is the engine's estimate, never the true duration.
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,14 @@ class PriorityPolicy {
   // state is not queued. Valid until the next call; policies keep it incrementally, so a decision does
   // not cost a sort of the whole queue.
   virtual std::span<const JobIndex> order(const sim::Engine& engine) = 0;
+  // A policy may choose to wait (the learned skip action): the scheduler then serves only the first
+  // `serve` jobs of the last order(); if one of the jobs in [serve, consider) could still be picked, it
+  // asks the engine to decide again at `until`, unless something happens first.
+  struct Wait {
+    std::size_t serve = 0, consider = 0;
+    Seconds until = 0;
+  };
+  virtual std::optional<Wait> wait() const { return std::nullopt; }
 };
 
 // What a key function sees of a job.

@@ -7,16 +7,23 @@
 namespace rltune::rl::torchnet {
 
 // The policy of SPEC 6.3 (see rl/policy_net.h for the layers): logits [B, 128] for observations
-// [B, 128, F] with masks [B, 128] (masked slots get kMaskedLogit).
+// [B, 128, F] with masks [B, 128] (masked slots get kMaskedLogit); with masks [B, 129], logits [B, 129]
+// whose last column is the skip action (a learned scalar with --skip, else always masked).
 struct PolicyImpl : torch::nn::Module {
-  PolicyImpl(Arch arch, int features);
+  PolicyImpl(Arch arch, int features, bool skip = false);
   torch::Tensor forward(const torch::Tensor& obs, const torch::Tensor& mask);
-  // The same logits [B, 128] from the visible rows only (mlp): `rows` [M, F] = the observation rows at
-  // flat positions `positions` [M] (b * 128 + slot). Padding rows cost nothing, so updates are faster.
-  torch::Tensor forward_rows(const torch::Tensor& rows, const torch::Tensor& positions, std::int64_t batch);
+  // The same logits [B, 129] from the visible rows only (mlp): `rows` [M, F] = the observation rows at
+  // flat positions `positions` [M] (b * 128 + slot); `mask` [B, 129]. Padding rows cost nothing, so
+  // updates are faster.
+  torch::Tensor forward_rows(const torch::Tensor& rows, const torch::Tensor& positions, const torch::Tensor& mask);
   Arch arch;
   int features;
   std::vector<torch::nn::Linear> layers;
+  torch::Tensor skip;  // [1], defined only with --skip
+
+ private:
+  // Slot logits [B, 128] -> [B, 129] with the skip column, masked by `mask` [B, 129].
+  torch::Tensor with_skip(const torch::Tensor& slot_logits, const torch::Tensor& mask) const;
 };
 TORCH_MODULE(Policy);
 

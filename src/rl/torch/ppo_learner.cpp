@@ -21,14 +21,22 @@ namespace rltune::rl {
 
 namespace torchnet {
 
-PolicyImpl::PolicyImpl(Arch a, int f) : arch(a), features(f) {
+PolicyImpl::PolicyImpl(Arch a, int f, bool with_skip_action) : arch(a), features(f) {
   const PolicyNet shape = PolicyNet::shaped(a, f);
   for (std::size_t i = 0; i < shape.layers.size(); ++i)
     layers.push_back(register_module("layer" + std::to_string(i),
                                      torch::nn::Linear(shape.layers[i].in, shape.layers[i].out)));
+  if (with_skip_action) skip = register_parameter("skip", torch::zeros({1}));
 }
 
-torch::Tensor PolicyImpl::forward(const torch::Tensor& obs, const torch::Tensor& mask) {
+torch::Tensor PolicyImpl::with_skip(const torch::Tensor& slot_logits, const torch::Tensor& mask) const {
+  const auto column = skip.defined() ? skip.expand({slot_logits.size(0), 1}) : torch::full({slot_logits.size(0), 1}, kMaskedLogit);
+  return torch::cat({slot_logits, column}, 1).masked_fill(mask.logical_not(), kMaskedLogit);
+}
+
+torch::Tensor PolicyImpl::forward(const torch::Tensor& obs, const torch::Tensor& actions_mask) {
+  const bool skip_column = actions_mask.size(1) == kActions;
+  const auto mask = skip_column ? actions_mask.slice(1, 0, kSlots) : actions_mask;
   std::size_t next = 0;
   torch::Tensor h;
   if (arch == Arch::mlp) {
@@ -45,17 +53,19 @@ torch::Tensor PolicyImpl::forward(const torch::Tensor& obs, const torch::Tensor&
   h = torch::relu(layers[next]->forward(h));
   h = torch::relu(layers[next + 1]->forward(h));
   h = layers[next + 2]->forward(h).squeeze(-1);
-  return h.masked_fill(mask.logical_not(), kMaskedLogit);
+  h = h.masked_fill(mask.logical_not(), kMaskedLogit);
+  return skip_column ? with_skip(h, actions_mask) : h;
 }
 
-torch::Tensor PolicyImpl::forward_rows(const torch::Tensor& rows, const torch::Tensor& positions, std::int64_t batch) {
+torch::Tensor PolicyImpl::forward_rows(const torch::Tensor& rows, const torch::Tensor& positions, const torch::Tensor& mask) {
+  const std::int64_t batch = mask.size(0);
   RLTUNE_CHECK(arch == Arch::mlp, "row-wise logits need the per-slot MLP");
   torch::Tensor h = rows;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     h = layers[i]->forward(h);
     if (i + 1 < layers.size()) h = torch::relu(h);
   }
-  return torch::full({batch * kSlots}, kMaskedLogit).index_put({positions}, h.squeeze(-1)).view({batch, kSlots});
+  return with_skip(torch::full({batch * kSlots}, kMaskedLogit).index_put({positions}, h.squeeze(-1)).view({batch, kSlots}), mask);
 }
 
 ValueImpl::ValueImpl(int features) {
@@ -75,7 +85,8 @@ torch::Tensor ValueImpl::forward(const torch::Tensor& obs) {
 
 PolicyNet to_policy_net(Policy& policy) {
   torch::NoGradGuard no_grad;
-  PolicyNet net = PolicyNet::shaped(policy->arch, policy->features);
+  PolicyNet net = PolicyNet::shaped(policy->arch, policy->features, policy->skip.defined());
+  if (net.skip) net.skip_logit = policy->skip.item<float>();
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const auto w = policy->layers[i]->weight.contiguous(), b = policy->layers[i]->bias.contiguous();
     net.layers[i].weight.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
@@ -86,7 +97,9 @@ PolicyNet to_policy_net(Policy& policy) {
 
 void load_policy_net(Policy& policy, const PolicyNet& net) {
   torch::NoGradGuard no_grad;
-  RLTUNE_CHECK(net.arch == policy->arch && net.features == policy->features, "the weights fit the network");
+  RLTUNE_CHECK(net.arch == policy->arch && net.features == policy->features && net.skip == policy->skip.defined(),
+               "the weights fit the network");
+  if (net.skip) policy->skip.fill_(net.skip_logit);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const Dense& d = net.layers[i];
     policy->layers[i]->weight.copy_(torch::from_blob(const_cast<float*>(d.weight.data()), {d.out, d.in}));
@@ -176,8 +189,8 @@ void step(torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& 
 
 class PpoLearner final : public Learner {
  public:
-  PpoLearner(Arch arch, int features, const PpoOptions& options, std::uint64_t seed, int threads)
-      : features_(features), threads_(std::max(1, threads)), options_(options), policy_(arch, features), value_(features),
+  PpoLearner(Arch arch, int features, bool skip, const PpoOptions& options, std::uint64_t seed, int threads)
+      : features_(features), threads_(std::max(1, threads)), options_(options), policy_(arch, features, skip), value_(features),
         pi_opt_(policy_->parameters(), torch::optim::AdamOptions(options.pi_lr)),
         vf_opt_(value_->parameters(), torch::optim::AdamOptions(options.vf_lr)) {
     torch::set_num_threads(1);  // the update runs one shard per thread itself
@@ -194,7 +207,7 @@ class PpoLearner final : public Learner {
     RLTUNE_CHECK(batch.features == features_ && batch.size() > 0, "a non-empty batch of this learner's features");
     const auto n = static_cast<std::int64_t>(batch.size());
     const auto obs = torch::from_blob(const_cast<float*>(batch.observations.data()), {n, kSlots, features_});
-    const auto mask = torch::from_blob(const_cast<std::uint8_t*>(batch.masks.data()), {n, kSlots}, torch::kUInt8).to(torch::kBool);
+    const auto mask = torch::from_blob(const_cast<std::uint8_t*>(batch.masks.data()), {n, kActions}, torch::kUInt8).to(torch::kBool);
     std::vector<std::int64_t> action_values(batch.actions.begin(), batch.actions.end());
     const auto actions = torch::tensor(action_values, torch::kInt64);
 
@@ -230,13 +243,13 @@ class PpoLearner final : public Learner {
       sh.advantages = advantages.slice(0, first, last);
       sh.returns = returns.slice(0, first, last);
       if (policy_->arch == Arch::mlp) {  // logits from the visible rows only: most slots are padding
-        sh.positions = sh.mask.flatten().nonzero().squeeze(1);
+        sh.positions = sh.mask.slice(1, 0, kSlots).flatten().nonzero().squeeze(1);
         sh.rows = sh.obs.reshape({(last - first) * kSlots, features_}).index_select(0, sh.positions);
       }
       shards.push_back(std::move(sh));
     }
     const auto log_probs = [&](Shard& sh) {
-      const auto logits = sh.rows.defined() ? policy_->forward_rows(sh.rows, sh.positions, sh.obs.size(0))
+      const auto logits = sh.rows.defined() ? policy_->forward_rows(sh.rows, sh.positions, sh.mask)
                                             : policy_->forward(sh.obs, sh.mask);
       return torch::log_softmax(logits, 1);
     };
@@ -334,6 +347,7 @@ class PpoLearner final : public Learner {
       m.register_parameter(fmt::format("w{}", i), torch::from_blob(const_cast<float*>(d.weight.data()), {d.out, d.in}).clone(), false);
       m.register_parameter(fmt::format("b{}", i), torch::from_blob(const_cast<float*>(d.bias.data()), {d.out}).clone(), false);
     }
+    if (net.skip) m.register_parameter("skip", torch::full({1}, net.skip_logit), false);
     const std::string head = net.arch == Arch::mlp ? R"(
         h = torch.relu((torch.matmul(obs, self.w0.t()) + self.b0))
         h = torch.relu((torch.matmul(h, self.w1.t()) + self.b1))
@@ -348,17 +362,21 @@ class PpoLearner final : public Learner {
         h = torch.relu((torch.matmul(h, self.w3.t()) + self.b3))
         h = torch.relu((torch.matmul(h, self.w4.t()) + self.b4))
         h = (torch.matmul(h, self.w5.t()) + self.b5).squeeze(-1))";
-    m.define(R"(
+    // With skip, mask has 129 columns: the slots' 128, then skip's.
+    m.define(std::string(R"(
     def forward(self, obs: Tensor, mask: Tensor) -> Tensor:
-        mask = mask != 0)" +
-             head + R"(
-        return h.masked_fill(mask.logical_not(), -1e9)
+        actions = mask != 0
+        mask = actions)") + (net.skip ? "[:, :128]" : "") +
+             head + (net.skip ? "\n        h = torch.cat([h, self.skip.expand(h.size(0), 1)], 1)" : "") + R"(
+        return h.masked_fill(actions.logical_not(), -1e9)
 )");
     save_atomically(path, "TorchScript module", [&](const std::string& tmp) { m.save(tmp); });
   }
 
  private:
-  std::string shape() const { return fmt::format("{}/{}", to_string(policy_->arch), features_); }
+  std::string shape() const {
+    return fmt::format("{}/{}{}", to_string(policy_->arch), features_, policy_->skip.defined() ? "/skip" : "");
+  }
 
   int features_;
   int threads_;
@@ -386,8 +404,9 @@ int update_threads(int wanted) {
 
 }  // namespace
 
-std::unique_ptr<Learner> make_ppo_learner(Arch arch, int features, const PpoOptions& options, std::uint64_t seed, int threads) {
-  return std::make_unique<PpoLearner>(arch, features, options, seed, update_threads(threads));
+std::unique_ptr<Learner> make_ppo_learner(Arch arch, int features, bool skip, const PpoOptions& options, std::uint64_t seed,
+                                          int threads) {
+  return std::make_unique<PpoLearner>(arch, features, skip, options, seed, update_threads(threads));
 }
 
 }  // namespace rltune::rl

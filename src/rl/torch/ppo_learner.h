@@ -8,7 +8,8 @@
 namespace rltune::rl {
 
 // Fresh networks (Glorot-uniform weights, zero biases, as the reference's TF1 layers) drawn from `seed`.
-// `threads` bounds torch's intra-op threads during updates.
-std::unique_ptr<Learner> make_ppo_learner(Arch arch, int features, const PpoOptions& options, std::uint64_t seed, int threads);
+// `threads` bounds torch's intra-op threads during updates. `skip`: the policy has the skip action (--skip).
+std::unique_ptr<Learner> make_ppo_learner(Arch arch, int features, bool skip, const PpoOptions& options, std::uint64_t seed,
+                                          int threads);
 
 }  // namespace rltune::rl
