@@ -165,6 +165,13 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   grep -q '"skip": true' "$TMP/run-skip/config.json" || fail "config.json lacks skip"
   grep -q '"skip_logit"' "$TMP/run-skip/policy.json" || fail "policy.json lacks the skip logit"
   expect 0 "rl:" -- simulate --policy rl:"$TMP/run-skip" --sample-jobs 300
+  expect 0 "imitation 1/1" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
+    --validation-windows 1 --pi-iters 2 --vf-iters 2 --baseline sjf --features ranked --reconsider --imitate 1 \
+    --out "$TMP/run-imitate"
+  grep -q '"commit":false' "$TMP/run-imitate/policy.json" || fail "policy.json lacks commit"
+  grep -q '"imitation_epochs": 1' "$TMP/run-imitate/config.json" || fail "config.json lacks imitation_epochs"
+  expect 0 "rl:" -- simulate --policy sjf,rl:"$TMP/run-imitate" --sample-jobs 300
+  expect 2 "unknown feature set" -- train --cluster helios --features ranks --out "$TMP/run-bad"
   expect 0 "wrote .*skip.pt" -- export --model "$TMP/run-skip" --torchscript "$TMP/skip.pt"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"

@@ -66,6 +66,30 @@ TEST(Env, PoolBlockingMasksBlockedPoolsAndReproducesFcfsWithPoolBlocking) {
   EXPECT_TRUE(saw_masked);
 }
 
+// Without commitment (--reconsider), an agent that follows the baseline's order reproduces any
+// baseline, not only FCFS; with it, SJF's order can change under a committed pick.
+TEST(Env, WithoutCommitmentFollowingAnyBaselineGivesItsSchedule) {
+  const Workload s;
+  for (const char* baseline : {"fcfs", "sjf", "f1", "wfp"})
+    for (const policy::Blocking blocking : {policy::Blocking::global, policy::Blocking::pool}) {
+      SCOPED_TRACE(std::string(baseline) + " " + policy::to_string(blocking));
+      EnvOptions o;
+      o.window_len = 200;
+      o.baseline = baseline;
+      o.commit = false;
+      o.profile.blocking = blocking;
+      o.profile.backfill = blocking == policy::Blocking::pool;
+      Env env(s.cluster, s.trace.jobs, o);
+      EXPECT_EQ(episode(env, 100, first_legal), 0.0);
+      EXPECT_EQ(env.agent_score(), env.baseline_score());
+    }
+  EnvOptions o;
+  o.window_len = 200;
+  o.baseline = "sjf";
+  Env committed(s.cluster, s.trace.jobs, o);
+  EXPECT_NE(episode(committed, 100, first_legal), 0.0);
+}
+
 // With EASY backfilling, following the baseline order reproduces the simulator's fcfs+backfill start for
 // start, under both blockings and with the look-ahead MILP (whose upcoming jobs must then be the same).
 TEST(Env, WithBackfillingFollowingTheBaselineGivesTheSimulatorsSchedule) {

@@ -213,6 +213,7 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     bool backfill;
     const char* placement;
     bool skip = false;
+    bool commit = true;
   };
   using enum policy::Blocking;
   for (const Case c : {Case{FeatureSet::paper, global, false, "greedy"}, Case{FeatureSet::extended, global, false, "greedy"},
@@ -220,9 +221,10 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
                        Case{FeatureSet::extended, pool, true, "greedy"}, Case{FeatureSet::paper, global, false, "milp"},
                        Case{FeatureSet::paper, global, true, "milp"}, Case{FeatureSet::extended, pool, true, "milp"},
                        Case{FeatureSet::paper, global, false, "greedy", true}, Case{FeatureSet::paper, pool, true, "greedy", true},
-                       Case{FeatureSet::extended, pool, true, "milp", true}}) {
-    SCOPED_TRACE(fmt::format("{} {} backfill={} {} skip={}", to_string(c.features), policy::to_string(c.blocking), c.backfill,
-                             c.placement, c.skip));
+                       Case{FeatureSet::extended, pool, true, "milp", true}, Case{FeatureSet::ranked, pool, false, "greedy"},
+                       Case{FeatureSet::paper, global, false, "greedy", false, false}, Case{FeatureSet::ranked, pool, true, "milp", true, false}}) {
+    SCOPED_TRACE(fmt::format("{} {} backfill={} {} skip={} commit={}", to_string(c.features), policy::to_string(c.blocking),
+                             c.backfill, c.placement, c.skip, c.commit));
     EnvOptions o;
     o.observation.features = c.features;
     o.profile.blocking = c.blocking;
@@ -230,6 +232,7 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     o.profile.placement = c.placement;
     o.profile.milp.time_limit_ms = 1e6;  // only the node limit stops a solve: the same result every run
     o.skip = c.skip;
+    o.commit = c.commit;
     Env env(s.cluster, s.trace.jobs, o);
     PolicyNet net = random_net(Arch::mlp, feature_count(c.features), 17);
     if (c.skip) {  // a skip logit in the middle of the first decision's logits: sometimes the best action
@@ -263,25 +266,38 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
   }
 }
 
-TEST(Observation, ExtendedFeaturesStayInRange) {
+TEST(Observation, ExtendedAndRankedFeaturesStayInRange) {
   const Workload s;
-  EnvOptions o;
-  o.observation.features = FeatureSet::extended;
-  Env env(s.cluster, s.trace.jobs, o);
-  Rng rng(4);
-  const Observation* obs = &env.reset(rng, Split::train);
-  int decisions = 0;
-  for (bool done = false; !done && decisions < 2000; ++decisions) {
-    ASSERT_EQ(obs->features, kExtendedFeatures);
-    for (int slot = 0; slot < obs->visible; ++slot)
-      for (int f = 0; f < kExtendedFeatures; ++f) {
-        const float v = obs->values[static_cast<std::size_t>(slot * kExtendedFeatures + f)];
-        ASSERT_TRUE(v >= 0 && v < 1) << "feature " << f << " = " << v;
+  for (const FeatureSet set : {FeatureSet::extended, FeatureSet::ranked}) {
+    EnvOptions o;
+    o.baseline = "f1";  // an order unlike arrival, so that rank and age rank differ
+    o.observation.features = set;
+    const int nf = feature_count(set);
+    Env env(s.cluster, s.trace.jobs, o);
+    Rng rng(4);
+    const Observation* obs = &env.reset(rng, Split::train);
+    int decisions = 0, rank_differs = 0;
+    for (bool done = false; !done && decisions < 2000; ++decisions) {
+      ASSERT_EQ(obs->features, nf);
+      for (int slot = 0; slot < obs->visible; ++slot) {
+        const float* f = obs->values.data() + static_cast<std::size_t>(slot * nf);
+        for (int k = 0; k < nf; ++k) ASSERT_TRUE(f[k] >= 0 && f[k] < 1) << "feature " << k << " = " << f[k];
+        if (set == FeatureSet::ranked) {
+          ASSERT_FLOAT_EQ(f[10], obs->visible > 1 ? std::min(slot / static_cast<float>(obs->visible - 1), 1 - 1e-5f) : 0.0f);
+          rank_differs += f[10] != f[8];
+        }
       }
-    done = env.step(0).done;
-    obs = &env.observation();
+      if (set == FeatureSet::ranked && obs->visible < kSlots) {
+        EXPECT_EQ(obs->values[static_cast<std::size_t>(obs->visible * nf + 10)], 1.0f) << "padding";
+      }
+      done = env.step(0).done;
+      obs = &env.observation();
+    }
+    EXPECT_GT(decisions, 100);
+    if (set == FeatureSet::ranked) {
+      EXPECT_GT(rank_differs, 0);
+    }
   }
-  EXPECT_GT(decisions, 100);
 }
 
 // A learner that records what it is given and changes the weights a little each update.
@@ -294,6 +310,7 @@ class RecordingLearner final : public Learner {
     net.layers[0].weight[0] += 0.5f;
     return {};
   }
+  double imitate(const Batch&) override { return 0; }
   PolicyNet policy() const override { return net; }
   void set_policy(const PolicyNet& n) override { net = n; }
   void save(const std::string& path, const nlohmann::json& state) const override { write_file(path, state.dump()); }

@@ -78,7 +78,7 @@ std::vector<Observation> with_skip_allowed(std::vector<Observation> obs) {
 
 TEST(Torch, FastForwardPassMatchesLibTorch) {
   const Workload s;
-  for (const FeatureSet features : {FeatureSet::paper, FeatureSet::extended})
+  for (const FeatureSet features : {FeatureSet::paper, FeatureSet::extended, FeatureSet::ranked})
     for (const Arch arch : {Arch::mlp, Arch::attention})
       for (const bool skip : {false, true}) {
         torch::manual_seed(3);
@@ -255,6 +255,53 @@ TEST(Torch, SkipActionIsTrainedAndSaved) {
   EXPECT_GT(skips, 0);
   EXPECT_EQ(e.decisions(), static_cast<std::size_t>(o.env.window_len) + static_cast<std::size_t>(skips));
   EXPECT_EQ(e.masks.size(), e.decisions() * kActions);
+}
+
+// Behaviour cloning: after a few imitation epochs the greedy policy picks what the baseline picks (here
+// F1, whose order the ranked features expose) and so reproduces its schedule closely (reward near 0);
+// from random weights it does not.
+TEST(Torch, ImitationLearnsTheBaselinesPicks) {
+  const Workload s;
+  TempDir dir;
+  TrainOptions o = small_run(dir.path, 1, 2);
+  o.env.baseline = "f1";
+  o.env.commit = false;  // so that following F1's picks gives F1's schedule
+  o.env.observation.features = FeatureSet::ranked;
+  o.imitation_epochs = 10;
+  o.ppo.pi_iters = 80;
+  const auto agreement = [&](const PolicyNet& net, double& reward) {
+    Env env(s.cluster, s.trace.jobs, o.env);
+    int same = 0, decisions = 0;
+    reward = 0;
+    for (int w = 0; w < 4; ++w) {
+      Rng rng(100 + static_cast<std::uint64_t>(w));
+      const Episode e = play(env, net, rng, Split::validation, /*greedy=*/true, /*record=*/true);
+      for (std::size_t d = 0; d < e.decisions(); ++d) {
+        int first = 0;
+        while (!e.masks[d * kActions + static_cast<std::size_t>(first)]) ++first;
+        same += e.actions[d] == first;
+        ++decisions;
+      }
+      reward += e.reward / 4;
+    }
+    return same / static_cast<double>(decisions);
+  };
+  auto learner = learner_for(o);
+  double before_reward = 0, after_reward = 0;
+  const double before = agreement(learner->policy(), before_reward);
+  Env env(s.cluster, s.trace.jobs, o.env);
+  Rng rng(8);
+  for (int epoch = 0; epoch < o.imitation_epochs; ++epoch) {
+    Batch batch;
+    batch.features = kRankedFeatures;
+    for (int k = 0; k < o.trajs; ++k) batch.append(play_baseline(env, rng, Split::train));
+    learner->imitate(batch);
+  }
+  const double after = agreement(learner->policy(), after_reward);
+  EXPECT_LT(before, 0.5);
+  EXPECT_GT(after, 0.95);
+  EXPECT_LT(before_reward, -0.1);
+  EXPECT_GT(after_reward, -0.05);
 }
 
 TEST(Torch, AFewEpochsLearnToBeatFcfs) {

@@ -25,6 +25,7 @@ struct TrainArgs {
   std::string score = "bsld";
   std::string features = "paper";
   bool attention = false;
+  bool reconsider = false;
   bool quiet = false;
 };
 
@@ -38,6 +39,7 @@ int run_train(TrainArgs& a) {
   o.env.engine = a.profile.engine();
   o.env.observation.features = rl::parse_feature_set(a.features);
   o.arch = a.attention ? rl::Arch::attention : rl::Arch::mlp;
+  o.env.commit = !a.reconsider;
   o.seed = a.trace.sample_seed;
   o.progress = !a.quiet;
   report::Json config;
@@ -82,11 +84,18 @@ Command add_train(CLI::App& app) {
   sub->add_option("--baseline", args->baseline, "Heuristic the reward compares against; also orders the observed queue")
       ->capture_default_str();
   sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")->capture_default_str();
-  sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1) or extended (+ runtime estimate, age rank, pool load)")
+  sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1), extended (+ runtime estimate, age rank, pool load) or ranked (extended + the job's place in the --baseline order)")
       ->capture_default_str();
   sub->add_flag("--attention", args->attention, "Self-attention policy instead of the per-slot MLP");
+  sub->add_flag("--reconsider", args->reconsider,
+                "A pick that cannot start yet blocks only until the next event, then the policy picks again (as heuristics "
+                "do); default: it is a commitment, as in the reference");
   sub->add_flag("--skip", o.env.skip, "Let the policy also wait: start nothing until the next event or 600 s later (SPEC 3.5)");
   sub->add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
+  sub->add_option("--imitate", o.imitation_epochs,
+                  "Epochs of behaviour cloning of the --baseline's picks before PPO, so that it starts from the baseline's schedule")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
   sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
   sub->add_option("--window-len", o.env.window_len, "Jobs per episode")->capture_default_str();

@@ -229,7 +229,7 @@ Env::Step Env::step(int slot) {
   // A job that does not fit now is a commitment (SPEC 3.4) unless one is pending: it starts first as
   // soon as it fits, and meanwhile blocks every pool (global) or its own (pool).
   if (!try_start(j)) {
-    if (committed_ < 0 || engine_->job(committed_).state != sim::JobState::queued) committed_ = j;
+    if (options_.commit && (committed_ < 0 || engine_->job(committed_).state != sim::JobState::queued)) committed_ = j;
     block(j);
   } else if (committed_ == j) {
     committed_ = -1;

@@ -60,6 +60,10 @@ struct EnvOptions {
   sim::EngineOptions engine;       // runtime knowledge
   ObservationOptions observation;
   bool skip = false;  // --skip: the agent may also wait (kSkip) while something is still to happen
+  // A pick that cannot start yet is a commitment (the reference, SPEC 3.4): it starts first as soon as
+  // it fits. Without (--reconsider), it only blocks until the next event, after which the agent picks
+  // again, as the heuristics do; an agent that follows any baseline's order then reproduces it.
+  bool commit = true;
 };
 
 class Env {

@@ -34,6 +34,9 @@ class Learner {
   virtual ~Learner() = default;
   // One PPO update on a batch of whole episodes.
   virtual UpdateStats update(const Batch& batch) = 0;
+  // Behaviour cloning: pi_iters steps of the policy optimiser on the cross-entropy of the batch's actions
+  // (the critic is left alone). Returns the mean cross-entropy before the last step.
+  virtual double imitate(const Batch& batch) = 0;
   // A copy of the current policy weights for the torch-free forward pass.
   virtual PolicyNet policy() const = 0;
   // Replaces the policy weights (e.g. to export a policy file).

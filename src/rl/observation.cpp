@@ -11,7 +11,7 @@ namespace rltune::rl {
 
 namespace {
 
-constexpr float kEmpty[kExtendedFeatures] = {0, 1, 1, 1, 1, 1, 0, 1, 1, 1};
+constexpr float kEmpty[kMaxFeatures] = {0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1};
 
 double bounded(double v) { return std::clamp(v, 0.0, 1.0 - kEps); }
 
@@ -37,10 +37,18 @@ const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, const cl
 FeatureSet parse_feature_set(const std::string& name) {
   if (name == "paper") return FeatureSet::paper;
   if (name == "extended") return FeatureSet::extended;
-  throw InputError("--features: unknown feature set '" + name + "' (known: paper, extended)");
+  if (name == "ranked") return FeatureSet::ranked;
+  throw InputError("--features: unknown feature set '" + name + "' (known: paper, extended, ranked)");
 }
 
-const char* to_string(FeatureSet set) { return set == FeatureSet::paper ? "paper" : "extended"; }
+const char* to_string(FeatureSet set) {
+  switch (set) {
+    case FeatureSet::paper: return "paper";
+    case FeatureSet::extended: return "extended";
+    case FeatureSet::ranked: return "ranked";
+  }
+  return "?";
+}
 
 void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observation& out,
              const ObservationOptions& options) {
@@ -92,7 +100,7 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
     f[4] = static_cast<float>(bounded(partial / std::max(with_free, kEps)));
     f[5] = static_cast<float>(ways == 0 ? kEps : bounded(ways / 3.0));
     f[6] = static_cast<float>(tier1 == 0 ? kEps : ways >= 2 ? 1 - kEps : 0.5);
-    if (nf == kExtendedFeatures) {
+    if (nf >= kExtendedFeatures) {
       int older = 0;  // ties: the earlier slot counts as older
       for (int k = 0; k < out.visible; ++k) {
         const Seconds s = engine.job(out.jobs[static_cast<std::size_t>(k)]).spec->submit;
@@ -102,6 +110,7 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
       f[8] = static_cast<float>(out.visible > 1 ? bounded(older / static_cast<double>(out.visible - 1)) : 0.0);
       f[9] = static_cast<float>(bounded(1 - free / std::max(capacity, 1.0)));
     }
+    if (nf == kRankedFeatures) f[10] = static_cast<float>(out.visible > 1 ? bounded(slot / static_cast<double>(out.visible - 1)) : 0.0);
     out.mask[static_cast<std::size_t>(slot)] = 1;
   }
 }

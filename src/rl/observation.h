@@ -20,6 +20,8 @@ inline constexpr int kActions = kSlots + 1;
 inline constexpr Seconds kSkipTime = 600;
 inline constexpr int kFeatures = 7;          // the paper's features
 inline constexpr int kExtendedFeatures = 10;  // with --features extended
+inline constexpr int kRankedFeatures = 11;    // with --features ranked
+inline constexpr int kMaxFeatures = kRankedFeatures;
 
 // Per job, for the pools E the job may use (its eligible pools, taken together):
 //  0 wait        min((now - submit) / wait_scale_s, 1 - eps)
@@ -37,14 +39,19 @@ inline constexpr int kExtendedFeatures = 10;  // with --features extended
 //                oracle or requested, per --runtime)
 //  8 age rank    rank of the job's submit time among the visible jobs / (visible - 1); 0 = oldest
 //  9 pool load   busy GPUs of E / capacity of E
-// Empty slots are [0, 1, 1, 1, 1, 1, 0] (+ [1, 1, 1]) as in the reference, but masked explicitly, not by
+// With --features ranked, the extended ones and the baseline's own judgement, so that the policy can
+// start from the baseline's order and learn where to leave it:
+// 10 rank        the job's slot / (visible - 1): its place in the baseline's order; 0 = served first
+// Empty slots are [0, 1, 1, 1, 1, 1, 0] (+ [1, 1, 1] (+ [1])) as in the reference, but masked explicitly, not by
 // pattern.
 inline constexpr double kEps = 1e-5;
 
-enum class FeatureSet { paper, extended };
+enum class FeatureSet { paper, extended, ranked };
 FeatureSet parse_feature_set(const std::string& name);  // InputError for unknown names
 const char* to_string(FeatureSet set);
-inline int feature_count(FeatureSet set) { return set == FeatureSet::paper ? kFeatures : kExtendedFeatures; }
+inline int feature_count(FeatureSet set) {
+  return set == FeatureSet::paper ? kFeatures : set == FeatureSet::extended ? kExtendedFeatures : kRankedFeatures;
+}
 
 struct ObservationOptions {
   double wait_scale_s = 43200;     // the reference's 12 hours
@@ -55,7 +62,7 @@ struct ObservationOptions {
 
 struct Observation {
   int features = kFeatures;                                // numbers per slot
-  std::array<float, kSlots * kExtendedFeatures> values{};  // slot-major, `features` per slot
+  std::array<float, kSlots * kMaxFeatures> values{};  // slot-major, `features` per slot
   std::array<std::uint8_t, kActions> mask{};       // 1 = a legal action: a slot holding a queued job, or kSkip
   std::array<JobIndex, kSlots> jobs{};             // the job in each slot, -1 for an empty slot
   int visible = 0;                                 // slots in use

@@ -44,7 +44,7 @@ class RlPolicy final : public policy::PriorityPolicy {
     // A chosen job that has not started yet stays first (the pick is a commitment, as in training); the
     // other visible jobs follow by logit (they matter when pools or backfilling let them start).
     order_.clear();
-    const bool keep = committed_ >= 0 && engine.job(committed_).state == sim::JobState::queued;
+    const bool keep = model_.commit && committed_ >= 0 && engine.job(committed_).state == sim::JobState::queued;
     if (keep) order_.push_back(committed_);
     // Skip ranks after every job whose logit is at least its own (training's argmax breaks ties toward
     // the lower action index): the scheduler serves those, then waits.

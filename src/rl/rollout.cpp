@@ -7,34 +7,55 @@
 
 namespace rltune::rl {
 
-Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record) {
+namespace {
+
+// One episode on a window drawn from `split`; `pick(obs, log_prob)` chooses each action.
+template <typename Pick>
+Episode play_with(Env& env, Rng& rng, Split split, bool record, const Pick& pick) {
   Episode e;
-  env.set_ranker([&net](const Observation& o, std::span<float> out) { net.logits(o, out); });
   const Observation* obs = &env.reset(rng, split);
   e.features = obs->features;
   e.window_start = env.window_start();
   const std::size_t width = static_cast<std::size_t>(kSlots) * static_cast<std::size_t>(obs->features);
-  std::array<float, kActions> logits;
   for (;;) {
     double log_prob = 0;
-    net.logits(*obs, logits);
-    const int slot = greedy ? PolicyNet::argmax(logits, *obs) : PolicyNet::sample(logits, *obs, rng, log_prob);
+    const int action = pick(*obs, log_prob);
     if (record) {
       e.observations.insert(e.observations.end(), obs->values.begin(), obs->values.begin() + static_cast<std::ptrdiff_t>(width));
       e.masks.insert(e.masks.end(), obs->mask.begin(), obs->mask.end());
     }
-    e.actions.push_back(slot);
-    const Env::Step step = env.step(slot);
+    e.actions.push_back(action);
+    const Env::Step step = env.step(action);
     if (step.done) {
       e.reward = step.reward;
       break;
     }
     obs = &env.observation();
   }
-  env.set_ranker({});  // it refers to `net`
   e.baseline_score = env.baseline_score();
   e.agent_score = env.agent_score();
   return e;
+}
+
+}  // namespace
+
+Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record) {
+  env.set_ranker([&net](const Observation& o, std::span<float> out) { net.logits(o, out); });
+  std::array<float, kActions> logits;
+  Episode e = play_with(env, rng, split, record, [&](const Observation& obs, double& log_prob) {
+    net.logits(obs, logits);
+    return greedy ? PolicyNet::argmax(logits, obs) : PolicyNet::sample(logits, obs, rng, log_prob);
+  });
+  env.set_ranker({});  // it refers to `net`
+  return e;
+}
+
+Episode play_baseline(Env& env, Rng& rng, Split split) {
+  return play_with(env, rng, split, true, [](const Observation& obs, double&) {
+    int slot = 0;
+    while (slot < obs.visible && !obs.mask[static_cast<std::size_t>(slot)]) ++slot;
+    return slot;
+  });
 }
 
 void Batch::append(const Episode& e) {

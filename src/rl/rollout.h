@@ -27,6 +27,9 @@ struct Episode {
 // Plays one episode on a window drawn from `split` with `rng`: sampled actions, or the argmax when
 // `greedy`. Records observations only when `record`.
 Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record);
+// The same, recorded, with the baseline's own picks: the first legal slot of its order (what behaviour
+// cloning learns from).
+Episode play_baseline(Env& env, Rng& rng, Split split);
 
 struct Batch {
   int features = kFeatures;

@@ -37,6 +37,8 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"placement", p.placement},
           {"runtime", sim::to_string(o.env.engine.runtime)},
           {"skip", o.env.skip},
+          {"commit", o.env.commit},
+          {"imitation_epochs", o.imitation_epochs},
           {"epochs", o.epochs},
           {"trajs", o.trajs},
           {"threads", o.threads},
@@ -55,6 +57,7 @@ nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoc
           {"observation",
            {{"features", to_string(o.features)}, {"wait_scale_s", o.wait_scale_s}, {"size_scale", o.size_scale},
             {"runtime_scale_s", o.runtime_scale_s}}},
+          {"commit", env.commit},
           {"network", net.to_json()}};
 }
 
@@ -70,6 +73,7 @@ PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) 
     f.observation.wait_scale_s = o.at("wait_scale_s").get<double>();
     f.observation.size_scale = o.at("size_scale").get<double>();
     f.observation.runtime_scale_s = o.at("runtime_scale_s").get<double>();
+    f.commit = j.value("commit", true);  // files from before the option committed
     f.net = PolicyNet::from_json(j.at("network"));
     if (f.net.features != feature_count(f.observation.features))
       throw InputError(where + ": the network's inputs do not match its feature set");
@@ -192,8 +196,8 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     envs[0]->reset(rng, Split::validation);
   }
 
-  // Plays `count` episodes in parallel; episode k uses rng(k).
-  const auto play_all = [&](int count, const PolicyNet& net, Split split, bool greedy, const auto& rng_of) {
+  // Plays `count` episodes in parallel; episode k uses rng(k). Without `net`, the baseline's own picks.
+  const auto play_all = [&](int count, const PolicyNet* net, Split split, bool greedy, const auto& rng_of) {
     std::vector<Episode> episodes(static_cast<std::size_t>(count));
     std::atomic<int> next{0};
     std::exception_ptr failure;
@@ -202,7 +206,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
       try {
         for (int k = next++; k < count; k = next++) {
           Rng rng = rng_of(k);
-          episodes[static_cast<std::size_t>(k)] = play(env, net, rng, split, greedy, !greedy);
+          episodes[static_cast<std::size_t>(k)] = net ? play(env, *net, rng, split, greedy, !greedy) : play_baseline(env, rng, split);
         }
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
@@ -219,12 +223,27 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     return episodes;
   };
 
+  // Behaviour cloning first (fresh runs only): the policy learns the baseline's picks, so that PPO
+  // starts from the baseline's schedule instead of a random one.
+  for (int i = 0; first_epoch == 0 && i < o.imitation_epochs; ++i) {
+    const auto episodes = play_all(o.trajs, nullptr, Split::train, false, [&](int k) {
+      return Rng(stream_seed(o.seed, std::numeric_limits<std::uint64_t>::max() - 1 - static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(k)));
+    });
+    Batch batch;
+    batch.features = episodes.front().features;
+    for (const auto& e : episodes) batch.append(e);
+    const double loss = learner.imitate(batch);
+    const std::string message = fmt::format("imitation {}/{}: cross-entropy {:.4f}", i + 1, o.imitation_epochs, loss);
+    if (o.progress) spdlog::info("{}", message);
+    else spdlog::debug("{}", message);
+  }
+
   Progress progress(fmt::format("train {}", o.out), std::max(1, o.epochs - first_epoch));
   const auto run_start = std::chrono::steady_clock::now();
   for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
     const PolicyNet net = learner.policy();
     const auto t0 = std::chrono::steady_clock::now();
-    const auto episodes = play_all(o.trajs, net, Split::train, false, [&](int k) {
+    const auto episodes = play_all(o.trajs, &net, Split::train, false, [&](int k) {
       return Rng(stream_seed(o.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(k)));
     });
     const double rollout_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -253,7 +272,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
 
     const PolicyNet updated = learner.policy();
     if (o.validation_windows > 0) {
-      for (const auto& e : play_all(o.validation_windows, updated, Split::validation, true, validation_rng))
+      for (const auto& e : play_all(o.validation_windows, &updated, Split::validation, true, validation_rng))
         r.validation_return += e.reward / o.validation_windows;
     } else {
       r.validation_return = r.mean_return;

@@ -26,6 +26,7 @@ struct TrainOptions {
   EnvOptions env;
   Arch arch = Arch::mlp;
   PpoOptions ppo;
+  int imitation_epochs = 0;  // behaviour cloning of the baseline's picks before PPO (each: trajs episodes)
   int epochs = 100;
   int trajs = 100;
   int threads = 1;
@@ -53,6 +54,7 @@ struct PolicyFile {
   std::string baseline;
   ObservationOptions observation;
   std::string score;
+  bool commit = true;  // EnvOptions::commit
   int epoch = 0;
 };
 PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where);  // InputError when malformed

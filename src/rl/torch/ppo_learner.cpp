@@ -137,6 +137,7 @@ void glorot(torch::nn::Module& module) {
 
 // A slice of the batch processed by one thread.
 struct Shard {
+  std::int64_t first = 0, last = 0;  // its decisions in the batch
   double weight = 0;  // its share of the batch
   torch::Tensor obs, mask, actions, advantages, returns, logp_old, rows, positions;
   std::vector<torch::Tensor> grads;
@@ -203,19 +204,32 @@ class PpoLearner final : public Learner {
     glorot(*value_);
   }
 
+  double imitate(const Batch& batch) override {
+    std::vector<Shard> shards = shards_of(tensors(batch));
+    const auto pi_params = policy_->parameters();
+    double loss = 0;
+    for (int i = 0; i < options_.pi_iters; ++i) {
+      in_parallel(shards, threads_, [&](Shard& sh) {
+        const auto cross_entropy = -shard_log_probs(sh).gather(1, sh.actions.unsqueeze(1)).mean();
+        sh.grads = torch::autograd::grad({cross_entropy * sh.weight}, pi_params);
+        sh.terms[0] = cross_entropy.item<double>();
+      });
+      loss = 0;
+      for (const Shard& sh : shards) loss += sh.weight * sh.terms[0];
+      step(pi_opt_, pi_params, shards);
+    }
+    return loss;
+  }
+
   UpdateStats update(const Batch& batch) override {
-    RLTUNE_CHECK(batch.features == features_ && batch.size() > 0, "a non-empty batch of this learner's features");
+    const BatchTensors bt = tensors(batch);
     const auto n = static_cast<std::int64_t>(batch.size());
-    const auto obs = torch::from_blob(const_cast<float*>(batch.observations.data()), {n, kSlots, features_});
-    const auto mask = torch::from_blob(const_cast<std::uint8_t*>(batch.masks.data()), {n, kActions}, torch::kUInt8).to(torch::kBool);
-    std::vector<std::int64_t> action_values(batch.actions.begin(), batch.actions.end());
-    const auto actions = torch::tensor(action_values, torch::kInt64);
 
     // Advantages per episode from the values before the update.
     torch::Tensor values;
     {
       torch::NoGradGuard no_grad;
-      values = value_->forward(obs).contiguous();
+      values = value_->forward(bt.obs).contiguous();
     }
     std::vector<float> adv(batch.size()), ret(batch.size());
     const std::span<const float> v(values.data_ptr<float>(), batch.size());
@@ -227,35 +241,14 @@ class PpoLearner final : public Learner {
     normalize(adv, options_.adv_eps);
     const auto advantages = torch::from_blob(adv.data(), {n});
     const auto returns = torch::from_blob(ret.data(), {n});
-
-    // Shards of kShardDecisions decisions, each with its own graph: small enough that a layer's
-    // activations stay in cache, processed by --threads threads. Gradients are summed in shard order, so
-    // the result does not depend on the thread count or timing.
-    constexpr std::int64_t kShardDecisions = 128;
-    std::vector<Shard> shards;
-    for (std::int64_t first = 0; first < n; first += kShardDecisions) {
-      const std::int64_t last = std::min(n, first + kShardDecisions);
-      Shard sh;
-      sh.weight = static_cast<double>(last - first) / static_cast<double>(n);
-      sh.obs = obs.slice(0, first, last);
-      sh.mask = mask.slice(0, first, last);
-      sh.actions = actions.slice(0, first, last);
-      sh.advantages = advantages.slice(0, first, last);
-      sh.returns = returns.slice(0, first, last);
-      if (policy_->arch == Arch::mlp) {  // logits from the visible rows only: most slots are padding
-        sh.positions = sh.mask.slice(1, 0, kSlots).flatten().nonzero().squeeze(1);
-        sh.rows = sh.obs.reshape({(last - first) * kSlots, features_}).index_select(0, sh.positions);
-      }
-      shards.push_back(std::move(sh));
+    std::vector<Shard> shards = shards_of(bt);
+    for (Shard& sh : shards) {
+      sh.advantages = advantages.slice(0, sh.first, sh.last);
+      sh.returns = returns.slice(0, sh.first, sh.last);
     }
-    const auto log_probs = [&](Shard& sh) {
-      const auto logits = sh.rows.defined() ? policy_->forward_rows(sh.rows, sh.positions, sh.mask)
-                                            : policy_->forward(sh.obs, sh.mask);
-      return torch::log_softmax(logits, 1);
-    };
     in_parallel(shards, threads_, [&](Shard& sh) {
       torch::NoGradGuard no_grad;
-      sh.logp_old = log_probs(sh).gather(1, sh.actions.unsqueeze(1)).squeeze(1).contiguous();
+      sh.logp_old = shard_log_probs(sh).gather(1, sh.actions.unsqueeze(1)).squeeze(1).contiguous();
     });
 
     UpdateStats stats;
@@ -263,7 +256,7 @@ class PpoLearner final : public Learner {
     for (int i = 0; i < options_.pi_iters; ++i) {
       double loss = 0, kl = 0, entropy = 0, clipped = 0;
       in_parallel(shards, threads_, [&](Shard& sh) {
-        const PolicyTerms t = policy_terms(log_probs(sh), sh.actions, sh.logp_old, sh.advantages, options_.clip);
+        const PolicyTerms t = policy_terms(shard_log_probs(sh), sh.actions, sh.logp_old, sh.advantages, options_.clip);
         sh.grads = torch::autograd::grad({t.loss * sh.weight}, pi_params);
         sh.terms = {t.loss.item<double>(), t.kl.item<double>(), t.entropy.item<double>(), t.clip_fraction.item<double>()};
       });
@@ -374,6 +367,49 @@ class PpoLearner final : public Learner {
   }
 
  private:
+  // The batch as tensors over its own memory (valid while `batch` lives).
+  struct BatchTensors {
+    torch::Tensor obs, mask, actions;
+  };
+  BatchTensors tensors(const Batch& batch) const {
+    RLTUNE_CHECK(batch.features == features_ && batch.size() > 0, "a non-empty batch of this learner's features");
+    const auto n = static_cast<std::int64_t>(batch.size());
+    std::vector<std::int64_t> action_values(batch.actions.begin(), batch.actions.end());
+    return {torch::from_blob(const_cast<float*>(batch.observations.data()), {n, kSlots, features_}),
+            torch::from_blob(const_cast<std::uint8_t*>(batch.masks.data()), {n, kActions}, torch::kUInt8).to(torch::kBool),
+            torch::tensor(action_values, torch::kInt64)};
+  }
+
+  // Shards of kShardDecisions decisions, each with its own graph: small enough that a layer's
+  // activations stay in cache, processed by --threads threads. Gradients are summed in shard order, so
+  // the result does not depend on the thread count or timing.
+  std::vector<Shard> shards_of(const BatchTensors& t) const {
+    constexpr std::int64_t kShardDecisions = 128;
+    const std::int64_t n = t.obs.size(0);
+    std::vector<Shard> shards;
+    for (std::int64_t first = 0; first < n; first += kShardDecisions) {
+      const std::int64_t last = std::min(n, first + kShardDecisions);
+      Shard sh;
+      sh.first = first;
+      sh.last = last;
+      sh.weight = static_cast<double>(last - first) / static_cast<double>(n);
+      sh.obs = t.obs.slice(0, first, last);
+      sh.mask = t.mask.slice(0, first, last);
+      sh.actions = t.actions.slice(0, first, last);
+      if (policy_->arch == Arch::mlp) {  // logits from the visible rows only: most slots are padding
+        sh.positions = sh.mask.slice(1, 0, kSlots).flatten().nonzero().squeeze(1);
+        sh.rows = sh.obs.reshape({(last - first) * kSlots, features_}).index_select(0, sh.positions);
+      }
+      shards.push_back(std::move(sh));
+    }
+    return shards;
+  }
+
+  torch::Tensor shard_log_probs(Shard& sh) {
+    const auto logits = sh.rows.defined() ? policy_->forward_rows(sh.rows, sh.positions, sh.mask) : policy_->forward(sh.obs, sh.mask);
+    return torch::log_softmax(logits, 1);
+  }
+
   std::string shape() const {
     return fmt::format("{}/{}{}", to_string(policy_->arch), features_, policy_->skip.defined() ? "/skip" : "");
   }
