@@ -1,14 +1,15 @@
 #pragma once
 // The episode environment the learner drives (issue 5): an episode is a window of jobs; at every decision
 // point the agent picks one queued job (a slot of the observation). The pick is a commitment, as in the
-// reference (SPEC 3.4): if the job fits it starts now; if not, it starts first as soon as it fits and
-// meanwhile blocks, as the simulator's --blocking says, every pool (global: nothing else starts, time
-// moves on event by event) or only its own (pool: the agent keeps picking among jobs of other pools;
-// jobs with no open pool are masked). The `rl` policy does the same in the simulator. Under FCFS (whose order
-// never changes while a job waits) an agent that always takes slot 0 reproduces the baseline's schedule
-// exactly; under orders that arrivals can change (sjf...) the baseline may switch to a newly arrived job
-// while the agent stays committed. The episode ends when every job has ended. The reward is terminal:
-// (baseline - rl) / max(baseline, rl, 1) on the chosen score, where the baseline is the `baseline`
+// reference (SPEC 3.4; EnvOptions::commit turns it off): if the job fits it starts now; if not, it
+// starts first as soon as it fits and meanwhile blocks, as the simulator's --blocking says, every pool
+// (global: nothing else starts, time moves on event by event) or only its own (pool: the agent keeps
+// picking among jobs of other pools; jobs with no open pool are masked). The `rl` policy does the same
+// in the simulator. Under FCFS (whose order never changes while a job waits) an agent that always takes
+// slot 0 reproduces the baseline's schedule exactly; under orders that arrivals can change (sjf...) the
+// baseline may switch to a newly arrived job while the agent stays committed (without commitment, it
+// switches too, and any baseline is reproduced). The episode ends when every job has ended. The reward
+// is terminal: (baseline - rl) / max(baseline, rl, 1) on the chosen score, where the baseline is the `baseline`
 // heuristic run on the same window with the same placement (SPEC 6.5). With backfilling
 // (profile.backfill), a blocked pool also takes jobs that fit now and end, by their estimate, before the
 // blocking job's reservation (EASY), exactly as in the simulator's ProfileScheduler: those jobs stay legal
