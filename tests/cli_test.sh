@@ -171,8 +171,9 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   grep -q '"commit":false' "$TMP/run-imitate/policy.json" || fail "policy.json lacks commit"
   grep -q '"imitation_epochs": 1' "$TMP/run-imitate/config.json" || fail "config.json lacks imitation_epochs"
   expect 0 "rl:" -- simulate --policy sjf,rl:"$TMP/run-imitate" --sample-jobs 300
-  expect 0 "helios-f1-bsld-ranked" -- simulate --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/helios-f1-bsld-ranked" \
-    --sample-jobs 300
+  for model in helios-f1-bsld-ranked philly-sjf-bsld-ranked; do
+    expect 0 "$model" -- simulate --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/$model" --sample-jobs 300
+  done
   expect 2 "unknown feature set" -- train --cluster helios --features ranks --out "$TMP/run-bad"
   expect 0 "wrote .*skip.pt" -- export --model "$TMP/run-skip" --torchscript "$TMP/skip.pt"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
