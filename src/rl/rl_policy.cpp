@@ -60,7 +60,7 @@ class RlPolicy final : public policy::PriorityPolicy {
     wait_.reset();
     if (observation_.mask[kSkip]) wait_ = Wait{serve, order_.size(), engine.now() + kSkipTime};
     // The first job served is the commitment; a skip before it commits to nothing.
-    if (!order_.empty() && (keep || !wait_ || serve > 0)) committed_ = order_.front();
+    if (model_.commit && !order_.empty() && (keep || !wait_ || serve > 0)) committed_ = order_.front();
     // Beyond the visible slots: the rest of the queue in baseline order (they were not observed).
     int seen = 0;
     for (const JobIndex j : base) {
