@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "rl/policy_net.h"
 
 namespace rltune::rl {
 
@@ -136,11 +137,11 @@ void Env::block(JobIndex j) { pass_.block(*engine_, j, options_.profile, *placem
 
 void Env::rank(const Observation& obs) {
   std::array<int, kSlots> slots;
-  std::iota(slots.begin(), slots.begin() + obs.visible, 0);
   if (ranker_) {
     ranker_(obs, logits_);
-    std::stable_sort(slots.begin(), slots.begin() + obs.visible,
-                     [&](int a, int b) { return logits_[static_cast<std::size_t>(a)] > logits_[static_cast<std::size_t>(b)]; });
+    order_by_logits(logits_, obs.visible, slots);
+  } else {
+    std::iota(slots.begin(), slots.begin() + obs.visible, 0);
   }
   ranked_.clear();
   for (int i = 0; i < obs.visible; ++i) ranked_.push_back(obs.jobs[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])]);

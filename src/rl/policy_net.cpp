@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "core/error.h"
 
@@ -101,45 +102,54 @@ int PolicyNet::sample(const Observation& obs, Rng& rng, double& log_prob) const 
 
 namespace {
 
-// The actions a decision may take, in index order: the visible slots, then skip if allowed.
-template <typename F>
-void for_each_action(const Observation& obs, const F& f) {
-  for (int s = 0; s < obs.visible; ++s) f(s);
-  if (obs.mask[kSkip]) f(kSkip);
+// The actions a decision may take, in index order: the visible slots, then skip if allowed. Masked
+// slots have logit -infinity, so they weigh nothing.
+int actions_of(const Observation& obs, std::array<int, kActions>& out) {
+  int m = 0;
+  for (int s = 0; s < obs.visible; ++s) out[static_cast<std::size_t>(m++)] = s;
+  if (obs.mask[kSkip]) out[static_cast<std::size_t>(m++)] = kSkip;
+  return m;
 }
 
 }  // namespace
 
+void order_by_logits(std::span<const float> logits, int n, std::span<int> slots) {
+  std::iota(slots.begin(), slots.begin() + n, 0);
+  std::stable_sort(slots.begin(), slots.begin() + n,
+                   [&](int a, int b) { return logits[static_cast<std::size_t>(a)] > logits[static_cast<std::size_t>(b)]; });
+}
+
 int PolicyNet::argmax(std::span<const float> l, const Observation& obs) {
   if (obs.visible == 0) return -1;
+  std::array<int, kActions> actions;
+  const int m = actions_of(obs, actions);
   int best = 0;
-  for_each_action(obs, [&](int a) {
-    if (l[static_cast<std::size_t>(a)] > l[static_cast<std::size_t>(best)]) best = a;  // ties: the lowest index
-  });
+  for (int i = 0; i < m; ++i)
+    if (l[static_cast<std::size_t>(actions[i])] > l[static_cast<std::size_t>(best)]) best = actions[i];  // ties: the lowest index
   return best;
 }
 
 int PolicyNet::sample(std::span<const float> l, const Observation& obs, Rng& rng, double& log_prob) {
   RLTUNE_CHECK(obs.visible > 0, "a decision has at least one queued job");
+  std::array<int, kActions> actions;
+  const int m = actions_of(obs, actions);
   double top = -std::numeric_limits<double>::infinity();
-  for_each_action(obs, [&](int a) { top = std::max<double>(top, l[static_cast<std::size_t>(a)]); });
+  for (int i = 0; i < m; ++i) top = std::max<double>(top, l[static_cast<std::size_t>(actions[i])]);
   double total = 0;
   int chosen = -1;  // rounding fallback: the last legal action
-  for_each_action(obs, [&](int a) {
-    total += std::exp(l[static_cast<std::size_t>(a)] - top);
-    if (obs.mask[static_cast<std::size_t>(a)]) chosen = a;
-  });
+  for (int i = 0; i < m; ++i) {
+    total += std::exp(l[static_cast<std::size_t>(actions[i])] - top);
+    if (obs.mask[static_cast<std::size_t>(actions[i])]) chosen = actions[i];
+  }
   const double u = rng.uniform() * total;
   double cumulative = 0;
-  bool found = false;
-  for_each_action(obs, [&](int a) {
-    if (found) return;
-    cumulative += std::exp(l[static_cast<std::size_t>(a)] - top);
+  for (int i = 0; i < m; ++i) {
+    cumulative += std::exp(l[static_cast<std::size_t>(actions[i])] - top);
     if (u < cumulative) {
-      chosen = a;
-      found = true;
+      chosen = actions[i];
+      break;
     }
-  });
+  }
   log_prob = l[static_cast<std::size_t>(chosen)] - top - std::log(total);
   return chosen;
 }

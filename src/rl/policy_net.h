@@ -30,6 +30,9 @@ const char* to_string(Arch arch);
 // Hidden sizes of the paper's networks.
 inline constexpr int kHidden1 = 32, kHidden2 = 16, kHidden3 = 8;
 
+// slots[0, n) = 0..n-1 by descending logit, ties in slot order (how the `rl` policy ranks the visible jobs).
+void order_by_logits(std::span<const float> logits, int n, std::span<int> slots);
+
 struct PolicyNet {
   Arch arch = Arch::mlp;
   int features = kFeatures;

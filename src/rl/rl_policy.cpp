@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <numeric>
 
 #include "core/error.h"
 #include "policy/registry.h"
@@ -38,9 +37,7 @@ class RlPolicy final : public policy::PriorityPolicy {
       if (observation_.mask[kSkip]) logits_[kSkip] -= static_cast<float>(std::log(-std::log(1 - rng_.uniform())));
     }
     std::array<int, kSlots> slots;
-    std::iota(slots.begin(), slots.begin() + n, 0);
-    std::stable_sort(slots.begin(), slots.begin() + n,
-                     [&](int a, int b) { return logits_[static_cast<std::size_t>(a)] > logits_[static_cast<std::size_t>(b)]; });
+    order_by_logits(logits_, n, slots);
     // A chosen job that has not started yet stays first (the pick is a commitment, as in training); the
     // other visible jobs follow by logit (they matter when pools or backfilling let them start).
     order_.clear();
