@@ -154,6 +154,16 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   grep -q '"avg_bsld_pct"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks avg_bsld_pct"
   expect 0 "rl:" -- simulate --policy fcfs,rl:"$TMP/run" --sample-jobs 300
   expect 0 "rl:" -- simulate --policy rl:"$TMP/run/policy.json" --sample-jobs 300 --blocking pool --backfill
+  # rl-sampled in simulate is the policy that evaluate --sample runs: the same seed gives the same window result.
+  expect 0 "rl vs fcfs" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 1 --window-len 64 \
+    --baselines fcfs --sample --seed 3 --out "$TMP/eval-sampled"
+  window=$(grep -o '"window": "[0-9]*:64"' "$TMP/eval-sampled/evaluation.json" | head -1 | grep -o '[0-9]*:64')
+  expect 0 "rl-sampled:" -- simulate --cluster helios --sample-jobs 3000 --seed 3 --window "$window" \
+    --policy rl-sampled:"$TMP/run" --out "$TMP/sim-sampled"
+  evaluated=$(grep -o '"avg_bsld": [-0-9.e+]*' "$TMP/eval-sampled/evaluation.json" | sed -n 2p)
+  simulated=$(grep -o '"avg_bsld": [-0-9.e+]*' "$TMP/sim-sampled/summary.json" | head -1)
+  [ -n "$evaluated" ] && [ "$evaluated" = "$simulated" ] ||
+    fail "rl-sampled in simulate ($simulated) differs from evaluate --sample ($evaluated) on window $window"
   expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
     --validation-windows 1 --pi-iters 2 --vf-iters 2 --blocking pool --quiet --out "$TMP/run-pool"
   grep -q '"blocking": "pool"' "$TMP/run-pool/config.json" || fail "config.json lacks the blocking mode"
@@ -189,19 +199,21 @@ fi
 cat > "$TMP/exp.yaml" <<YAML
 name: cli
 windows: {count: 3, length: 64, split: test}
-policies: [fcfs, sjf, "rl:$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld"]
+policies: [fcfs, sjf, "rl:$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld",
+           "rl-sampled:$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld"]
 workloads:
   - cluster: helios
     trace: {generate: {jobs: 2000}}
 YAML
-expect 0 "9 runs \(0 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --jobs 2 --quiet
+expect 0 "12 runs \(0 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --jobs 2 --quiet
 for f in runs.csv timings.csv summary.csv summary.md cdf.csv timeseries.csv config.json; do
   [ -s "$TMP/exp/$f" ] || fail "experiment did not write $f"
 done
-[ "$(grep -c ',completed,' "$TMP/exp/runs.csv")" -eq 9 ] || fail "runs.csv should hold 9 completed runs"
+[ "$(grep -c ',completed,' "$TMP/exp/runs.csv")" -eq 12 ] || fail "runs.csv should hold 12 completed runs"
+grep -q ',rl-sampled:helios-fcfs-bsld,' "$TMP/exp/runs.csv" || fail "runs.csv lacks the sampled model"
 grep -q "Improvement over fcfs" "$TMP/exp/summary.md" || fail "summary.md lacks the improvement table"
 expect 2 "already holds an experiment" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet
-expect 0 "9 runs \(9 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
+expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
 printf 'policies: [fcfs]\nworkloads:\n  - cluster: helios\n    trace: {generate: {jobs: 10}, colour: red}\n' > "$TMP/bad-exp.yaml"
 expect 2 "bad-exp.yaml:4: field 'workloads\[0\].trace.colour'" -- experiment --config "$TMP/bad-exp.yaml" --out "$TMP/x"
 printf 'policies: [fcfs, magic]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n' > "$TMP/bad-exp2.yaml"
@@ -212,6 +224,9 @@ if command -v gnuplot >/dev/null; then
   grep -q "<svg\|data:image/svg" "$TMP/exp/report.html" || fail "report.html has no figure"
 fi
 expect 2 "not an experiment folder" -- report "$TMP"
+# The shipped comparison runs whole: every model it names loads and every run completes.
+expect 0 "1650 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+  --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet
 
 expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacct.txt" --out "$TMP/sacct.csv"
 

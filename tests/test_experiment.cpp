@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "experiment/config.h"
 #include "experiment/runner.h"
 #include "experiment/stats.h"
@@ -102,6 +103,24 @@ TEST(ExperimentConfig, ResolvesPathsAgainstTheConfigFolder) {
   EXPECT_EQ(c.workloads[0].trace.files[0], (fs::path(dir.path) / "jobs.csv").string());
   EXPECT_EQ(c.workloads[0].trace.label, "jobs");
   EXPECT_EQ(c.baselines, std::vector<std::string>{"fcfs"});  // default: the first policy
+}
+
+TEST(ExperimentConfig, ModelsResolveAgainstTheConfigFolderAndSampledOnesTakeTheSeed) {
+  TempDir dir;
+  fs::create_directories(fs::path(dir.path) / "m");
+  write_file((fs::path(dir.path) / "m" / "policy.json").string(),
+             rl::policy_file(rl::PolicyNet::shaped(rl::Arch::mlp, rl::kFeatures), rl::EnvOptions{}, 1).dump());
+  const Config c = parse("seed: 9\npolicies: [\"rl:m\", \"rl-sampled:m@milp\"]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n",
+                         (fs::path(dir.path) / "exp.yaml").string());
+  const auto& p = c.workloads[0].policies;
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].label, "rl:m");
+  EXPECT_EQ(p[0].profile.priority, "rl:" + (fs::path(dir.path) / "m").string());
+  EXPECT_EQ(p[1].label, "rl-sampled:m/milp");
+  EXPECT_EQ(p[1].profile.priority, "rl-sampled:" + (fs::path(dir.path) / "m").string());
+  EXPECT_EQ(p[1].profile.priority_options.seed, 9u);
+  const std::string e = config_error("policies: [\"rl-sampled:\"]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+  EXPECT_NE(e.find("rl-sampled: needs a model"), std::string::npos) << e;
 }
 
 TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {

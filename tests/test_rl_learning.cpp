@@ -266,6 +266,48 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
   }
 }
 
+TEST(RlPolicy, SampledPicksAreSeededAndRestartEveryRun) {
+  EXPECT_FALSE(parse_rl_spec("fcfs"));
+  EXPECT_FALSE(parse_rl_spec("rl"));
+  ASSERT_TRUE(parse_rl_spec("rl:a/b"));
+  EXPECT_EQ(parse_rl_spec("rl:a/b")->model, "a/b");
+  EXPECT_FALSE(parse_rl_spec("rl:a/b")->sampled);
+  ASSERT_TRUE(parse_rl_spec("rl-sampled:a:b"));
+  EXPECT_EQ(parse_rl_spec("rl-sampled:a:b")->model, "a:b");
+  EXPECT_TRUE(parse_rl_spec("rl-sampled:a:b")->sampled);
+
+  const Workload s;
+  TempDir dir;
+  EnvOptions o;
+  o.baseline = "sjf";
+  const std::string model = dir.path + "/policy.json";
+  write_file(model, policy_file(random_net(Arch::mlp, feature_count(o.observation.features), 23), o, 1).dump());
+  const std::span<const trace::JobSpec> window = std::span(s.trace.jobs).subspan(500, 256);
+  // The start times of one run of `scheduler`.
+  const auto starts = [&](policy::ProfileScheduler& scheduler) {
+    sim::Engine engine(s.cluster, window, o.engine);
+    engine.run(scheduler);
+    std::vector<Seconds> out;
+    for (JobIndex j = 0; j < 256; ++j) out.push_back(engine.job(j).start);
+    return out;
+  };
+  const auto profile = [&](const std::string& priority, std::uint64_t seed) {
+    policy::ProfileOptions p = o.profile;
+    p.priority = priority;
+    p.priority_options.seed = seed;
+    return policy::make_profile(p);
+  };
+  auto sampled = profile("rl-sampled:" + model, 7);
+  const auto first = starts(*sampled);
+  EXPECT_EQ(starts(*sampled), first);                          // the stream restarts with every run
+  EXPECT_EQ(starts(*profile("rl-sampled:" + model, 7)), first);  // and depends only on the seed
+  EXPECT_NE(starts(*profile("rl-sampled:" + model, 8)), first);
+  EXPECT_NE(starts(*profile("rl:" + model, 7)), first);  // argmax is another schedule
+  // The same as evaluate --sample's policy with that seed.
+  auto direct = make_rl_profile(load_policy(model), o.profile, 7);
+  EXPECT_EQ(starts(*direct), first);
+}
+
 TEST(Observation, ExtendedAndRankedFeaturesStayInRange) {
   const Workload s;
   for (const FeatureSet set : {FeatureSet::extended, FeatureSet::ranked}) {

@@ -57,7 +57,7 @@ int run_evaluate(const EvaluateArgs& a) {
   };
   std::vector<Entry> entries;
   for (const auto& name : split_list(a.baselines)) {
-    if (name == "rl" || name.starts_with("rl:")) throw InputError("--baselines: list heuristics only; the model is --model");
+    if (name == "rl" || name == "rl-sampled" || rl::parse_rl_spec(name)) throw InputError("--baselines: list heuristics only; the model is --model");
     policy::ProfileOptions p = a.profile.profile(name);
     entries.push_back({name, p, policy::make_profile(p), {}});
   }

@@ -69,7 +69,10 @@ int run_simulate(const SimulateArgs& a) {
   const auto windows = parse_windows(a.windows, trace.jobs.size());
   const sim::EngineOptions engine_options = a.profile.engine();
   std::vector<policy::ProfileOptions> profiles;
-  for (const auto& name : split_list(a.policies)) profiles.push_back(a.profile.profile(name));
+  for (const auto& name : split_list(a.policies)) {
+    profiles.push_back(a.profile.profile(name));
+    profiles.back().priority_options.seed = a.trace.sample_seed;  // rl-sampled's stream
+  }
   if (profiles.empty()) throw InputError("--policy: no policy given");
 
   std::cout << fmt::format("cluster  {}: {} pools, {} nodes, {} GPUs\n", cluster.name, cluster.pools.size(),
@@ -138,6 +141,8 @@ Command add_simulate(CLI::App& app) {
                   "Priority policies to compare, repeatable or comma-separated (see `rltune policies`); NAME@PLACEMENT "
                   "gives one its own placement (e.g. rl:models/helios-fcfs-bsld@milp)")
       ->capture_default_str();
+  sub->get_option("--seed")->description(
+      "Seed of the generated default workload, of gavel duration sampling and of rl-sampled's picks");
   args->profile.add_options(*sub);
   sub->add_option("--window", args->windows, "START:LEN over the submit-sorted trace, repeatable (default: all)");
   sub->add_option("--out", args->out, "Directory for jobs.csv, summary.json and config.json");

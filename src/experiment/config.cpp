@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "policy/registry.h"
+#include "rl/rl_policy.h"
 #include "workload/model.h"
 
 namespace rltune::experiment {
@@ -112,12 +113,13 @@ struct Parser {
     // The model path is relative to the config file, like every other path. The label names the model
     // by its folder (or file) name, so outputs do not depend on where the config lives.
     std::string shown = priority;
-    if (priority.starts_with("rl:")) {
-      const fs::path model = fs::path(priority.substr(3)).lexically_normal();
-      if (model.empty()) check.fail(node, key, "rl needs a model: rl:DIR");
+    if (const auto rl_spec = rl::parse_rl_spec(priority)) {
+      const std::string kind = priority.substr(0, priority.size() - rl_spec->model.size());  // "rl:" or "rl-sampled:"
+      const fs::path model = fs::path(rl_spec->model).lexically_normal();
+      if (model.empty()) check.fail(node, key, fmt::format("{} needs a model: {}DIR", kind, kind));
       const fs::path name = model.has_filename() ? model.filename() : model.parent_path().filename();
-      shown = "rl:" + name.stem().string();
-      priority = "rl:" + (model.is_absolute() ? model : (folder / model).lexically_normal()).string();
+      shown = kind + name.stem().string();
+      priority = kind + (model.is_absolute() ? model : (folder / model).lexically_normal()).string();
     }
     s.profile.priority = priority;
     if (label.empty()) {
@@ -286,6 +288,7 @@ Config parse_config(const std::string& yaml, const std::string& file) {
   if (root["windows"]) p.windows(root["windows"], "windows", c.windows);
 
   PolicySpec defaults;
+  defaults.profile.priority_options.seed = c.seed;  // rl-sampled draws its picks from it
   if (root["defaults"]) {
     check.only_keys(root["defaults"], "defaults", {"placement", "blocking", "backfill", "runtime", "milp", "multifactor"});
     p.profile_settings(root["defaults"], "defaults", defaults.profile, defaults.runtime);

@@ -145,7 +145,10 @@ Loaded load_workload(const Workload& w) {
 std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s,
                                                          const std::map<std::string, rl::PolicyFile>& models) {
   const auto& p = s.profile;
-  return p.priority.starts_with("rl:") ? rl::make_rl_profile(models.at(p.priority), p) : policy::make_profile(p);
+  const auto rl_spec = rl::parse_rl_spec(p.priority);
+  if (!rl_spec) return policy::make_profile(p);
+  return rl::make_rl_profile(models.at(rl_spec->model), p,
+                             rl_spec->sampled ? std::optional<std::uint64_t>(p.priority_options.seed) : std::nullopt);
 }
 
 // One run's record: what runs/*.json holds and every output is computed from.
@@ -361,9 +364,9 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   std::map<std::string, rl::PolicyFile> models;
   for (const auto& w : config.workloads)
     for (const auto& s : w.policies)
-      if (s.profile.priority.starts_with("rl:") && !models.count(s.profile.priority)) {
+      if (const auto rl_spec = rl::parse_rl_spec(s.profile.priority); rl_spec && !models.count(rl_spec->model)) {
         try {
-          models.emplace(s.profile.priority, rl::load_policy(s.profile.priority.substr(3)));
+          models.emplace(rl_spec->model, rl::load_policy(rl_spec->model));
         } catch (const InputError& e) {
           throw InputError(fmt::format("{}: policy {}: {}", s.where, s.label, e.what()));
         }

@@ -1,5 +1,7 @@
 #include "rl/rl_policy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -92,15 +94,30 @@ std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& mode
                                                     policy::make_placement(options));
 }
 
+std::optional<RlSpec> parse_rl_spec(std::string_view priority) {
+  for (const bool sampled : {false, true}) {
+    const std::string_view prefix = sampled ? "rl-sampled:" : "rl:";
+    if (priority.starts_with(prefix)) return RlSpec{std::string(priority.substr(prefix.size())), sampled};
+  }
+  return std::nullopt;
+}
+
 void register_rl_policy() {
   static bool done = false;
   if (done) return;
   done = true;
-  policy::register_priority({"rl", "a trained model: rl:DIR (a training run directory; its best.json) or rl:FILE.json",
-                             [](const std::string& argument, const policy::PriorityOptions& options) {
-                               if (argument.empty()) throw InputError("--policy rl needs a model: rl:DIR");
-                               return make_rl_policy(load_policy(argument), options);
-                             }});
+  for (const bool sampled : {false, true}) {
+    const std::string name = sampled ? "rl-sampled" : "rl";
+    policy::register_priority(
+        {name,
+         sampled ? "a trained model, each pick drawn from its policy (seeded by --seed): rl-sampled:DIR"
+                 : "a trained model, its most likely pick: rl:DIR (a training run directory; its best.json) or rl:FILE.json",
+         [name, sampled](const std::string& argument, const policy::PriorityOptions& options) {
+           if (argument.empty()) throw InputError(fmt::format("--policy {} needs a model: {}:DIR", name, name));
+           return make_rl_policy(load_policy(argument), options,
+                                 sampled ? std::optional<std::uint64_t>(options.seed) : std::nullopt);
+         }});
+  }
 }
 
 }  // namespace rltune::rl

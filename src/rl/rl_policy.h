@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "policy/priority/priority.h"
 #include "policy/profile.h"
@@ -23,7 +24,14 @@ std::unique_ptr<policy::PriorityPolicy> make_rl_policy(const PolicyFile& model, 
 // A scheduler profile (options' placement, blocking, backfill) whose priority policy is `model`.
 std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
                                                           std::optional<std::uint64_t> sample_seed = std::nullopt);
-// Registers "rl" (argument: a training run directory or a policy.json) in the policy registry.
+// "rl:MODEL" takes the argmax; "rl-sampled:MODEL" draws each pick from the policy, seeded by
+// PriorityOptions::seed (PPO trains a sampling policy, and sampling can be the better way to run it).
+struct RlSpec {
+  std::string model;
+  bool sampled = false;
+};
+std::optional<RlSpec> parse_rl_spec(std::string_view priority);  // nullopt for any other policy
+// Registers "rl" and "rl-sampled" (argument: a training run directory or a policy.json) in the policy registry.
 void register_rl_policy();
 
 }  // namespace rltune::rl

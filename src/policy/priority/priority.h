@@ -1,6 +1,7 @@
 #pragma once
 // Queue orderings (SPEC section 5, with the fixes of DESIGN.md section 2): every wait is the simulated
 // wait (now - submit) and every runtime is the engine's estimate, never the true duration.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,6 +23,7 @@ struct MultifactorOptions {
 
 struct PriorityOptions {
   MultifactorOptions multifactor;
+  std::uint64_t seed = 1;  // seeds stochastic policies (rl-sampled); each run restarts the stream
 };
 
 class PriorityPolicy {
