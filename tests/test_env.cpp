@@ -1,11 +1,13 @@
 // The RL episode environment: an agent that follows the baseline's order reproduces the baseline exactly
 // (reward 0); a better order earns a positive reward; splits never overlap; masked actions are refused.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
 
 #include "core/error.h"
 #include "helpers.h"
+#include "policy/registry.h"
 #include "rl/env.h"
 #include "workload/generator.h"
 
@@ -127,6 +129,30 @@ TEST(Env, WithBackfillingFollowingTheBaselineGivesTheSimulatorsSchedule) {
     }
 }
 
+
+// A job behind the 128 visible slots may start when every visible job is blocked (pool blocking or
+// backfilling), as the simulator's heuristics and `rl` policy start it, not only once the queue shrinks.
+TEST(Env, JobsBeyondTheVisibleSlotsStartWhenNoVisibleJobCan) {
+  policy::register_builtins();
+  const auto cluster = testing::cluster_from(
+      "pools:\n  - {name: a, nodes: 1, gpus_per_node: 1, accepts: {vc: [a]}}\n"
+      "  - {name: b, nodes: 1, gpus_per_node: 1, accepts: {vc: [b]}}\n");
+  std::vector<trace::JobSpec> jobs{testing::job("long", 0, 1000, 1, "a")};
+  for (int i = 1; i <= kSlots + 2; ++i) jobs.push_back(testing::job(fmt::format("a{}", i), i, 10, 1, "a"));
+  jobs.push_back(testing::job("b", kSlots + 3, 10, 1, "b"));  // the 131st queued job: not visible
+  const auto b = static_cast<JobIndex>(jobs.size() - 1);
+  for (const bool backfill : {false, true}) {
+    SCOPED_TRACE(fmt::format("backfill={}", backfill));
+    EnvOptions o;
+    o.window_len = static_cast<int>(jobs.size());
+    o.profile.blocking = policy::Blocking::pool;
+    o.profile.backfill = backfill;
+    Env env(cluster, jobs, o);
+    EXPECT_EQ(episode(env, 0, first_legal), 0.0);
+    EXPECT_EQ(env.engine().job(b).start, kSlots + 3);  // at once, beside the blocked queue
+    EXPECT_GT(env.engine().job(b - 1).start, 1000);
+  }
+}
 // --skip: waiting is allowed only while something is still to happen, moves time on by at most
 // kSkipTime, starts nothing, and an agent that always waits when it may still finishes every job.
 TEST(Env, SkipWaitsForTheNextEventOrTenMinutes) {

@@ -143,7 +143,7 @@ TEST(PolicyNet, SkipIsALegalActionOnlyWhenAllowed) {
   EXPECT_FALSE(parse_policy_file(policy_file(random_net(Arch::mlp, kFeatures, 1), {}, 1), "p.json").net.skip);
 }
 
-TEST(PolicyNet, AttentionIgnoresPaddingSlots) {
+TEST(PolicyNet, AttentionIgnoresPaddingButSeesBlockedJobs) {
   const PolicyNet net = random_net(Arch::attention, kFeatures, 5);
   Observation a = observation(4, kFeatures), b = a;
   for (std::size_t i = 4 * kFeatures; i < b.values.size(); ++i) b.values[i] = 0.123f;  // different padding
@@ -151,6 +151,13 @@ TEST(PolicyNet, AttentionIgnoresPaddingSlots) {
   net.logits(a, la);
   net.logits(b, lb);
   for (int s = 0; s < 4; ++s) EXPECT_EQ(la[static_cast<std::size_t>(s)], lb[static_cast<std::size_t>(s)]);
+  // A job that may not be picked (its pools are blocked) is no pick, but stays in the others' attention.
+  Observation c = a;
+  c.mask[2] = 0;
+  std::array<float, kActions> lc;
+  net.logits(c, lc);
+  EXPECT_TRUE(std::isinf(lc[2]));
+  for (const int s : {0, 1, 3}) EXPECT_EQ(la[static_cast<std::size_t>(s)], lc[static_cast<std::size_t>(s)]);
 }
 
 TEST(PolicyNet, FileRoundTripIsExactAndBadFilesAreRefused) {
@@ -214,6 +221,7 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     const char* placement;
     bool skip = false;
     bool commit = true;
+    Arch arch = Arch::mlp;  // attention: blocked jobs stay in attention in both, so they rank alike
   };
   using enum policy::Blocking;
   for (const Case c : {Case{FeatureSet::paper, global, false, "greedy"}, Case{FeatureSet::extended, global, false, "greedy"},
@@ -222,9 +230,11 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
                        Case{FeatureSet::paper, global, true, "milp"}, Case{FeatureSet::extended, pool, true, "milp"},
                        Case{FeatureSet::paper, global, false, "greedy", true}, Case{FeatureSet::paper, pool, true, "greedy", true},
                        Case{FeatureSet::extended, pool, true, "milp", true}, Case{FeatureSet::ranked, pool, false, "greedy"},
-                       Case{FeatureSet::paper, global, false, "greedy", false, false}, Case{FeatureSet::ranked, pool, true, "milp", true, false}}) {
-    SCOPED_TRACE(fmt::format("{} {} backfill={} {} skip={} commit={}", to_string(c.features), policy::to_string(c.blocking),
-                             c.backfill, c.placement, c.skip, c.commit));
+                       Case{FeatureSet::paper, global, false, "greedy", false, false}, Case{FeatureSet::ranked, pool, true, "milp", true, false},
+                       Case{FeatureSet::paper, pool, true, "greedy", false, true, Arch::attention},
+                       Case{FeatureSet::extended, pool, false, "milp", true, true, Arch::attention}}) {
+    SCOPED_TRACE(fmt::format("{} {} backfill={} {} skip={} commit={} {}", to_string(c.features), policy::to_string(c.blocking),
+                             c.backfill, c.placement, c.skip, c.commit, to_string(c.arch)));
     EnvOptions o;
     o.observation.features = c.features;
     o.profile.blocking = c.blocking;
@@ -234,7 +244,7 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     o.skip = c.skip;
     o.commit = c.commit;
     Env env(s.cluster, s.trace.jobs, o);
-    PolicyNet net = random_net(Arch::mlp, feature_count(c.features), 17);
+    PolicyNet net = random_net(c.arch, feature_count(c.features), 17);
     if (c.skip) {  // a skip logit in the middle of the first decision's logits: sometimes the best action
       Rng first(1);
       const Observation& obs = env.reset(first, Split::train);

@@ -183,6 +183,18 @@ bool Env::try_start(JobIndex j) {
   return start_in(j, pools_);
 }
 
+bool Env::serve_unseen() {
+  int seen = 0;
+  for (const JobIndex j : order_->order(*engine_)) {
+    if (pass_.all_blocked() && !options_.profile.backfill) return false;
+    if (engine_->job(j).state != sim::JobState::queued) continue;
+    if (++seen <= observation_.visible || j == committed_) continue;
+    if (try_start(j)) return true;
+    block(j);
+  }
+  return false;
+}
+
 bool Env::next_decision() {
   for (;;) {
     if (engine_->queue().empty()) {
@@ -211,6 +223,8 @@ bool Env::next_decision() {
     // Waiting is a choice only while something is still to happen (else it would change nothing).
     observation_.mask[kSkip] = options_.skip && engine_->event_pending();
     if (open) return true;
+    // Unless the agent may wait, the jobs it cannot see get their turn, as in the simulator.
+    if (!observation_.mask[kSkip] && serve_unseen()) continue;
     // Nothing can start before the next event.
     RLTUNE_CHECK(engine_->advance(), "a queued job always has an event to wait for");
     unblock();

@@ -107,6 +107,10 @@ class Env {
   // Starts `j` if it fits now in one of its open pools or, with backfilling, a blocked pool it may
   // backfill into.
   bool try_start(JobIndex j);
+  // When no visible job may be picked: the queued jobs beyond the visible slots, in baseline order, start
+  // or block as in the simulator's `rl` policy (which serves them after the jobs it ranked). True when
+  // one started.
+  bool serve_unseen();
   bool start_in(JobIndex j, std::span<const PoolId> pools);
   // ranked_ = the jobs `obs` shows, best logit first (look-ahead placements only).
   void rank(const Observation& obs);

@@ -43,7 +43,7 @@ inline constexpr int kMaxFeatures = kRankedFeatures;
 // start from the baseline's order and learn where to leave it:
 // 10 rank        the job's slot / (visible - 1): its place in the baseline's order; 0 = served first
 // Empty slots are [0, 1, 1, 1, 1, 1, 0] (+ [1, 1, 1] (+ [1])) as in the reference, but masked explicitly, not by
-// pattern.
+// pattern. Only they have size 1, which the attention variant's tensor code uses to tell them apart.
 inline constexpr double kEps = 1e-5;
 
 enum class FeatureSet { paper, extended, ranked };

@@ -71,9 +71,9 @@ void PolicyNet::logits(const Observation& obs, std::span<float> out) const {
   } else {
     const Matrix q = apply(layers[0], x, true), k = apply(layers[1], x, true), v = apply(layers[2], x, true);
     next = 3;
-    Matrix a = q * k.transpose();  // n x n: only visible keys, so padding never gets attention
-    for (int c = 0; c < n; ++c)     // nor do masked jobs (as in the learner)
-      if (!obs.mask[static_cast<std::size_t>(c)]) a.col(c).setConstant(-std::numeric_limits<float>::infinity());
+    // n x n: every visible job is a key, a legal pick or not (a blocked job is context too, and the
+    // simulator's rl policy sees the same), but padding never is.
+    Matrix a = q * k.transpose();
     for (int r = 0; r < n; ++r) {
       const float m = a.row(r).maxCoeff();
       a.row(r) = (a.row(r).array() - m).exp();

@@ -8,7 +8,8 @@ namespace rltune::rl::torchnet {
 
 // The policy of SPEC 6.3 (see rl/policy_net.h for the layers): logits [B, 128] for observations
 // [B, 128, F] with masks [B, 128] (masked slots get kMaskedLogit); with masks [B, 129], logits [B, 129]
-// whose last column is the skip action (a learned scalar with --skip, else always masked).
+// whose last column is the skip action (a learned scalar with --skip, else always masked). The mask
+// only restricts the picks: attention sees every visible job.
 struct PolicyImpl : torch::nn::Module {
   PolicyImpl(Arch arch, int features, bool skip = false);
   torch::Tensor forward(const torch::Tensor& obs, const torch::Tensor& mask);
@@ -36,6 +37,10 @@ struct ValueImpl : torch::nn::Module {
 TORCH_MODULE(Value);
 
 inline constexpr float kMaskedLogit = -1e9f;
+
+// [B, 128] true where the observation [B, 128, F] shows a job: padding rows alone have the size
+// feature (1) at 1, visible jobs below it (rl/observation.h). The attention variant's keys.
+inline torch::Tensor visible_slots(const torch::Tensor& obs) { return obs.select(2, 1) < 1.0f; }
 
 // Copies between the torch modules and the torch-free PolicyNet.
 PolicyNet to_policy_net(Policy& policy);

@@ -45,9 +45,10 @@ torch::Tensor PolicyImpl::forward(const torch::Tensor& obs, const torch::Tensor&
     const auto q = torch::relu(layers[0]->forward(obs)), k = torch::relu(layers[1]->forward(obs)),
                v = torch::relu(layers[2]->forward(obs));
     next = 3;
-    // Scores over visible keys only (the reference attends to padding too).
+    // Scores over visible keys, legal picks or not, as PolicyNet (the reference attends to padding too).
+    // Padding rows are the only ones whose size feature is 1 (observation.h).
     auto scores = torch::matmul(q, k.transpose(1, 2));
-    scores = scores.masked_fill(mask.unsqueeze(1).logical_not(), kMaskedLogit);
+    scores = scores.masked_fill(visible_slots(obs).unsqueeze(1).logical_not(), kMaskedLogit);
     h = torch::matmul(torch::softmax(scores, 2), v);
   }
   h = torch::relu(layers[next]->forward(h));
@@ -350,7 +351,7 @@ class PpoLearner final : public Learner {
         q = torch.relu((torch.matmul(obs, self.w0.t()) + self.b0))
         k = torch.relu((torch.matmul(obs, self.w1.t()) + self.b1))
         v = torch.relu((torch.matmul(obs, self.w2.t()) + self.b2))
-        s = torch.matmul(q, k.transpose(1, 2)).masked_fill(mask.unsqueeze(1).logical_not(), -1e9)
+        s = torch.matmul(q, k.transpose(1, 2)).masked_fill((obs[:, :, 1] < 1.0).unsqueeze(1).logical_not(), -1e9)
         h = torch.matmul(torch.softmax(s, 2), v)
         h = torch.relu((torch.matmul(h, self.w3.t()) + self.b3))
         h = torch.relu((torch.matmul(h, self.w4.t()) + self.b4))
