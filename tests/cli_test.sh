@@ -192,6 +192,7 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "fewer than --window-len" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
   expect 2 "unknown split" -- evaluate --model "$TMP/run" --split later
   expect 2 "no policy there" -- simulate --policy rl:"$TMP/nowhere"
+  expect 2 "model .*nowhere: no policy there" -- simulate --policy rl-sampled:"$TMP/nowhere"
   expect 2 "needs a model" -- simulate --policy rl
 fi
 

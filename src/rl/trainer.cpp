@@ -90,7 +90,7 @@ PolicyFile load_policy(const std::string& path) {
   fs::path file = path;
   if (fs::is_directory(file)) file = fs::exists(file / "best.json") ? file / "best.json" : file / "policy.json";
   std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("rl:{}: no policy there (expected a training run directory or its policy.json)", path));
+  if (!in) throw InputError(fmt::format("model {}: no policy there (expected a training run directory or its policy.json)", path));
   try {
     return parse_policy_file(nlohmann::json::parse(in), file.string());
   } catch (const nlohmann::json::parse_error& e) {
