@@ -45,7 +45,7 @@ for cluster in $CLUSTERS; do
   case $cluster in
     helios) load=0.9; window=256; trajs=60; epochs=30; epochs_extended=60; best=f1; epochs_best=40; imitate=10; epochs_ranked=40 ;;
     philly) load=8; window=256; trajs=60; epochs=25; epochs_extended=25; best=sjf; epochs_best=30; imitate=30; epochs_ranked=30 ;;
-    alibaba) load=4; window=1024; trajs=15; epochs=25; epochs_extended=25; best=f1; epochs_best=25; imitate=30; epochs_ranked=25 ;;
+    alibaba) load=4; window=1024; trajs=15; epochs=25; epochs_extended=25; best=f1; epochs_best=40; imitate=30; epochs_ranked=25 ;;
     *) echo "unknown cluster $cluster" >&2; exit 2 ;;
   esac
   workload="--cluster $cluster --sample-jobs 20000 --sample-load $load --seed 1 --window-len $window"
