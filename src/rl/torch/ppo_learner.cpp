@@ -356,7 +356,8 @@ class PpoLearner final : public Learner {
         h = torch.relu((torch.matmul(h, self.w3.t()) + self.b3))
         h = torch.relu((torch.matmul(h, self.w4.t()) + self.b4))
         h = (torch.matmul(h, self.w5.t()) + self.b5).squeeze(-1))";
-    // With skip, mask has 129 columns: the slots' 128, then skip's.
+    // With skip, mask has 129 columns: the slots' 128, then skip's. Attention keys are the visible rows,
+    // obs[:, :, 1] < 1, as visible_slots() (the mask only restricts the picks).
     m.define(std::string(R"(
     def forward(self, obs: Tensor, mask: Tensor) -> Tensor:
         actions = mask != 0
