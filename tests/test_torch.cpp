@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "helpers.h"
 #include "rl/rl_policy.h"
 #include "rl/rollout.h"
@@ -168,6 +169,16 @@ TEST(Torch, RunsAreDeterministicAndResumeExactly) {
     changed.resume = true;
     changed.trajs = 7;
     EXPECT_THROW(train(s.cluster, s.trace.jobs, changed, *other, {}), InputError);
+    // A run from before --skip and --reconsider existed lacks their keys; it resumes as their defaults,
+    // and not with the other value.
+    const fs::path config = fs::path(resumed.path) / "config.json";
+    nlohmann::json stored = nlohmann::json::parse(slurp(config));
+    ASSERT_EQ(stored["options"].erase("skip") + stored["options"].erase("commit"), 2u);
+    write_file(config.string(), stored.dump(2));
+    TrainOptions reconsider = small_run(resumed.path, 2, 2);
+    reconsider.resume = true;
+    reconsider.env.commit = false;
+    EXPECT_THROW(train(s.cluster, s.trace.jobs, reconsider, *other, {}), InputError);
   }
   {
     TrainOptions o = small_run(resumed.path, 2, 2);

@@ -141,6 +141,17 @@ nlohmann::json comparable(nlohmann::json config) {
   return config;
 }
 
+// A run written before an option existed lacks its key. It ran as that option's default does (a new
+// option defaults to the earlier behaviour), so the default stands in for the missing key.
+void fill_missing(nlohmann::json& stored, const nlohmann::json& defaults) {
+  for (const auto& [key, value] : defaults.items()) {
+    if (!stored.contains(key))
+      stored[key] = value;
+    else if (value.is_object() && stored[key].is_object())
+      fill_missing(stored[key], value);
+  }
+}
+
 }  // namespace
 
 std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
@@ -166,6 +177,9 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     } catch (const nlohmann::json::exception& e) {
       throw InputError(fmt::format("--resume: {}/config.json is unreadable: {}", o.out, e.what()));
     }
+    if (!stored.is_object() || !stored["options"].is_object())
+      throw InputError(fmt::format("--resume: {}/config.json holds no training options", o.out));
+    fill_missing(stored["options"], to_json(TrainOptions{}));
     const nlohmann::json patch = nlohmann::json::diff(comparable(stored), comparable(config));
     if (!patch.empty())
       throw InputError(fmt::format("--resume: the settings differ from the run in {} (first difference at {}); "
