@@ -181,7 +181,7 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   grep -q '"commit":false' "$TMP/run-imitate/policy.json" || fail "policy.json lacks commit"
   grep -q '"imitation_epochs": 1' "$TMP/run-imitate/config.json" || fail "config.json lacks imitation_epochs"
   expect 0 "rl:" -- simulate --policy sjf,rl:"$TMP/run-imitate" --sample-jobs 300
-  for model in helios-f1-bsld-ranked philly-sjf-bsld-ranked alibaba-f1-bsld-ranked; do
+  for model in helios-f1-bsld-ranked philly-sjf-bsld-ranked alibaba-uni-bsld-ranked; do
     expect 0 "$model" -- simulate --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/$model" --sample-jobs 300
   done
   expect 2 "unknown feature set" -- train --cluster helios --features ranks --out "$TMP/run-bad"
