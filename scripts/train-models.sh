@@ -44,16 +44,17 @@ for cluster in $CLUSTERS; do
   # cluster: offered load of the generated workload, jobs per window, trajectories per epoch, epochs
   # of the paper-feature and of the extended model against FCFS, the best heuristic on the training
   # and test windows, the epochs and imitation epochs of the extended model trained against it, and
-  # the epochs of the ranked one
+  # the epochs of the ranked one, and where the evaluation windows come from
   case $cluster in
-    helios) load=0.9; window=256; trajs=60; epochs=30; epochs_extended=60; best=f1; epochs_best=40; imitate=10; epochs_ranked=40 ;;
-    philly) load=8; window=256; trajs=60; epochs=25; epochs_extended=25; best=sjf; epochs_best=30; imitate=30; epochs_ranked=30 ;;
-    alibaba) load=4; window=1024; trajs=15; epochs=25; epochs_extended=25; best=uni; epochs_best=120; imitate=30; epochs_ranked=25 ;;
+    helios) load=0.9; window=256; trajs=60; epochs=30; epochs_extended=60; best=f1; epochs_best=40; imitate=10; epochs_ranked=40
+      test_windows="--seed 1 --split test" ;;
+    philly) load=8; window=256; trajs=60; epochs=25; epochs_extended=25; best=sjf; epochs_best=30; imitate=30; epochs_ranked=30
+      test_windows="--seed 1 --split test" ;;
+    alibaba) load=4; window=1024; trajs=15; epochs=25; epochs_extended=25; best=uni; epochs_best=120; imitate=30; epochs_ranked=25
+      test_windows="--seed 2 --split all" ;;
     *) echo "unknown cluster $cluster" >&2; exit 2 ;;
   esac
   workload="--cluster $cluster --sample-jobs 20000 --sample-load $load --window-len $window"
-  test_windows="--seed 1 --split test"
-  [ "$cluster" = alibaba ] && test_windows="--seed 2 --split all"
   train_and_evaluate "$cluster-fcfs-bsld" fcfs paper "$epochs"
   train_and_evaluate "$cluster-fcfs-bsld-extended" fcfs extended "$epochs_extended"
   train_and_evaluate "$cluster-$best-bsld-extended" "$best" extended "$epochs_best" --reconsider --imitate "$imitate"
