@@ -44,7 +44,7 @@ for cluster in $CLUSTERS; do
   # cluster: offered load of the generated workload, jobs per window, trajectories per epoch, epochs
   # of the paper-feature and of the extended model against FCFS, the best heuristic on the training
   # and test windows, the epochs and imitation epochs of the extended model trained against it, and
-  # the epochs of the ranked one, and where the evaluation windows come from
+  # the epochs of the ranked one; and where the evaluation windows come from
   case $cluster in
     helios) load=0.9; window=256; trajs=60; epochs=30; epochs_extended=60; best=f1; epochs_best=40; imitate=10; epochs_ranked=40
       test_windows="--seed 1 --split test" ;;
