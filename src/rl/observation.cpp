@@ -1,6 +1,7 @@
 #include "rl/observation.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -63,8 +64,33 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
     if (out.visible == kSlots) break;
     if (engine.job(j).state == sim::JobState::queued) out.jobs[static_cast<std::size_t>(out.visible++)] = j;
   }
-  // S: GPUs asked by the visible jobs with the same eligible pools.
-  const auto same_pools = [&](JobIndex a, JobIndex b) { return engine.job(a).eligible == engine.job(b).eligible; };
+  // S: GPUs asked by the visible jobs with the same eligible pools, summed once per distinct pool set
+  // (there are few; comparing every pair of slots took most of the observation's time).
+  struct PoolSetDemand {
+    const std::vector<PoolId>* pools;
+    double gpus;
+  };
+  std::vector<PoolSetDemand> demand;
+  std::array<std::size_t, kSlots> demand_of{};
+  for (int k = 0; k < out.visible; ++k) {
+    const sim::SimJob& job = engine.job(out.jobs[static_cast<std::size_t>(k)]);
+    auto d = std::find_if(demand.begin(), demand.end(), [&](const PoolSetDemand& x) { return *x.pools == job.eligible; });
+    if (d == demand.end()) d = demand.insert(demand.end(), {&job.eligible, 0.0});
+    d->gpus += job.spec->gpus;
+    demand_of[static_cast<std::size_t>(k)] = static_cast<std::size_t>(d - demand.begin());
+  }
+  // Free GPUs, partly used nodes and nodes with free GPUs of each pool, counted once.
+  struct PoolLoad {
+    double free = 0, partial = 0, with_free = 0;
+  };
+  std::vector<PoolLoad> load(pools.size());
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    load[p].free = static_cast<double>(state.pool_free_total(static_cast<PoolId>(p)));
+    for (const int n : state.pool_free(static_cast<PoolId>(p))) {
+      load[p].partial += n > 0 && n < pools[p].gpus_per_node;
+      load[p].with_free += n > 0;
+    }
+  }
   std::vector<TierCount> cache;
   for (int slot = 0; slot < kSlots; ++slot) {
     float* f = out.values.data() + static_cast<std::size_t>(slot) * nf;
@@ -78,20 +104,16 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
     double free = 0, capacity = 0, partial = 0, with_free = 0;
     std::size_t tier1 = 0, tier2 = 0;
     for (const PoolId p : job.eligible) {
-      const auto& pool = pools[static_cast<std::size_t>(p)];
-      free += state.pool_free_total(p);
-      capacity += pool.total_gpus();
-      for (const int n : state.pool_free(p)) {
-        partial += n > 0 && n < pool.gpus_per_node;
-        with_free += n > 0;
-      }
+      const PoolLoad& l = load[static_cast<std::size_t>(p)];
+      free += l.free;
+      capacity += pools[static_cast<std::size_t>(p)].total_gpus();
+      partial += l.partial;
+      with_free += l.with_free;
       const TierCount& t = tiers(state, p, cluster::request_of(*job.spec), cache);
       tier1 += t.tier1;
       tier2 += t.tier2;
     }
-    double asked = 0;
-    for (int k = 0; k < out.visible; ++k)
-      if (same_pools(j, out.jobs[static_cast<std::size_t>(k)])) asked += engine.job(out.jobs[static_cast<std::size_t>(k)]).spec->gpus;
+    const double asked = demand[demand_of[static_cast<std::size_t>(slot)]].gpus;
     const int ways = (tier1 > 1 ? 2 : tier1 == 1 ? 1 : 0) + (tier2 > 0 ? 1 : 0);
     f[0] = static_cast<float>(bounded(static_cast<double>(engine.now() - job.spec->submit) / options.wait_scale_s));
     f[1] = static_cast<float>(bounded(gpus / options.size_scale));
