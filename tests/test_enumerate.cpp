@@ -201,6 +201,9 @@ TEST(EnumerateProperty, MatchesBruteForceOnRandomPools) {
     // Scores agree with a naive recomputation over the nodes with free GPUs.
     Candidates c;
     collect_candidates(snapshot(*pool.state, 0, request), gpus, relax, c);
+    const TierSizes sizes = count_tiers(snapshot(*pool.state, 0, request), gpus, relax);
+    EXPECT_EQ(sizes.tier1, c.tier1.size()) << "round " << round;
+    EXPECT_EQ(sizes.tier2, c.tier2.size()) << "round " << round;
     std::vector<NodeId> free_list;
     for (int n = 0; n < nodes; ++n)
       if (free[n] > 0) free_list.push_back(n);

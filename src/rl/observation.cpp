@@ -27,9 +27,8 @@ const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, const cl
                        std::vector<TierCount>& cache) {
   for (const auto& t : cache)
     if (t.pool == pool && t.request == request) return t;
-  policy::Candidates c;
-  policy::collect_candidates(policy::snapshot(state, pool, request), request.gpus, /*relax=*/true, c);
-  cache.push_back({pool, request, c.tier1.size(), c.tier2.size()});
+  const policy::TierSizes n = policy::count_tiers(policy::snapshot(state, pool, request), request.gpus, /*relax=*/true);
+  cache.push_back({pool, request, n.tier1, n.tier2});
   return cache.back();
 }
 

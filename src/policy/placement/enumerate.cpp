@@ -115,41 +115,69 @@ void enumerate(const PoolSnapshot& pool, int gpus, bool relax,
   Enumerator(pool, gpus, relax, emit);
 }
 
+namespace {
+
+// Change in the pool's partially free nodes if `shares` were placed.
+int frag_delta(const PoolSnapshot& pool, std::span<const cluster::Share> shares) {
+  int delta = 0;
+  for (const auto& s : shares) {
+    const int before = pool.free[static_cast<std::size_t>(s.node - pool.first_node)], after = before - s.gpus;
+    delta += (after > 0 && after < pool.gpus_per_node) - (before < pool.gpus_per_node);
+  }
+  return delta;
+}
+
+// The tier of a pattern over `nodes_used` nodes: 1, 2 (relax only: one node more and no more partially
+// free nodes) or 0 (neither). `frag` is called only when it matters.
+template <typename Frag>
+int tier_of(const PoolSnapshot& pool, bool relax, int nodes_used, const Frag& frag) {
+  if (nodes_used == pool.fewest) return 1;
+  return relax && nodes_used == pool.fewest + 1 && frag() <= 0 ? 2 : 0;
+}
+
+}  // namespace
+
+TierSizes count_tiers(const PoolSnapshot& pool, int gpus, bool relax) {
+  TierSizes out;
+  enumerate(pool, gpus, relax, [&](std::span<const cluster::Share> shares) {
+    const int tier = tier_of(pool, relax, static_cast<int>(shares.size()), [&] { return frag_delta(pool, shares); });
+    out.tier1 += tier == 1;
+    out.tier2 += tier == 2;
+  });
+  return out;
+}
+
 void collect_candidates(const PoolSnapshot& pool, int gpus, bool relax, Candidates& out) {
   const long long g = pool.gpus_per_node;
   // Sums over the nodes with free GPUs (the reference's free list); y = used GPUs of a node.
-  long long n = 0, partial = 0, waste = 0, y1 = 0, y2 = 0;
+  long long n = 0, waste = 0, y1 = 0, y2 = 0;
   for (const int x : pool.free)
     if (x > 0) {
       ++n;
-      if (x < g) {
-        ++partial;
-        waste += g - x;
-      }
+      if (x < g) waste += g - x;
       y1 += g - x;
       y2 += (g - x) * (g - x);
     }
   const long long var_before = n * y2 - y1 * y1;  // = n^2 g^2 Var(u): exact in integers
-  const int nmin = pool.fewest;
   enumerate(pool, gpus, relax, [&](std::span<const cluster::Share> shares) {
     ++out.assignments;
     Candidate c;
     c.placement.pool = pool.pool;
     c.placement.shares.assign(shares.begin(), shares.end());
     c.nodes_used = static_cast<int>(shares.size());
-    long long p2 = partial, w2 = waste, s1 = y1, s2 = y2;
+    long long w2 = waste, s1 = y1, s2 = y2;
     for (const auto& s : shares) {
       const long long before = pool.free[s.node - pool.first_node], after = before - s.gpus;
-      p2 += (after > 0 && after < g) - (before < g);
       w2 += (after > 0 && after < g ? g - after : 0) - (before < g ? g - before : 0);
       s1 += s.gpus;
       s2 += (g - after) * (g - after) - (g - before) * (g - before);
     }
-    c.frag_delta = static_cast<int>(p2 - partial);
+    c.frag_delta = frag_delta(pool, shares);
     c.waste_delta = static_cast<int>(w2 - waste);
     c.lb = n <= 1 ? 0.0 : static_cast<double>(n * s2 - s1 * s1 - var_before) / static_cast<double>(n * n * g * g);
-    if (c.nodes_used == nmin) out.tier1.push_back(std::move(c));
-    else if (relax && c.nodes_used == nmin + 1 && c.frag_delta <= 0) out.tier2.push_back(std::move(c));
+    const int tier = tier_of(pool, relax, c.nodes_used, [&] { return c.frag_delta; });
+    if (tier == 1) out.tier1.push_back(std::move(c));
+    else if (tier == 2) out.tier2.push_back(std::move(c));
   });
 }
 

@@ -49,6 +49,13 @@ struct Candidates {
 // Enumerates and scores every candidate of `gpus` in `pool`, appending to `out` (pools can be merged).
 void collect_candidates(const PoolSnapshot& pool, int gpus, bool relax, Candidates& out);
 
+// The sizes collect_candidates' tiers would have, without building the candidates (the observation's
+// tier features need only these).
+struct TierSizes {
+  std::size_t tier1 = 0, tier2 = 0;
+};
+TierSizes count_tiers(const PoolSnapshot& pool, int gpus, bool relax);
+
 // Sort orders (stable): defrag = (frag, waste, lb, nodes, node ids); balance = (lb, frag, waste, nodes, node ids).
 void sort_defrag(std::vector<Candidate>& candidates);
 void sort_balance(std::vector<Candidate>& candidates);
