@@ -174,9 +174,11 @@ TEST(Torch, RunsAreDeterministicAndResumeExactly) {
     const fs::path config = fs::path(resumed.path) / "config.json";
     nlohmann::json stored = nlohmann::json::parse(slurp(config));
     ASSERT_EQ(stored["options"].erase("skip") + stored["options"].erase("commit"), 2u);
-    write_file(config.string(), stored.dump(2));
     TrainOptions reconsider = small_run(resumed.path, 2, 2);
     reconsider.resume = true;
+    write_file(config.string(), "[]");  // a config.json without options is refused, not a crash
+    EXPECT_THROW(train(s.cluster, s.trace.jobs, reconsider, *other, {}), InputError);
+    write_file(config.string(), stored.dump(2));
     reconsider.env.commit = false;
     EXPECT_THROW(train(s.cluster, s.trace.jobs, reconsider, *other, {}), InputError);
   }

@@ -78,13 +78,14 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
     d->gpus += job.spec->gpus;
     demand_of[static_cast<std::size_t>(k)] = static_cast<std::size_t>(d - demand.begin());
   }
-  // Free GPUs, partly used nodes and nodes with free GPUs of each pool, counted once.
+  // Free GPUs, GPUs, partly used nodes and nodes with free GPUs of each pool, counted once.
   struct PoolLoad {
-    double free = 0, partial = 0, with_free = 0;
+    double free = 0, capacity = 0, partial = 0, with_free = 0;
   };
   std::vector<PoolLoad> load(pools.size());
   for (std::size_t p = 0; p < pools.size(); ++p) {
     load[p].free = static_cast<double>(state.pool_free_total(static_cast<PoolId>(p)));
+    load[p].capacity = static_cast<double>(pools[p].total_gpus());
     for (const int n : state.pool_free(static_cast<PoolId>(p))) {
       load[p].partial += n > 0 && n < pools[p].gpus_per_node;
       load[p].with_free += n > 0;
@@ -105,7 +106,7 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
     for (const PoolId p : job.eligible) {
       const PoolLoad& l = load[static_cast<std::size_t>(p)];
       free += l.free;
-      capacity += pools[static_cast<std::size_t>(p)].total_gpus();
+      capacity += l.capacity;
       partial += l.partial;
       with_free += l.with_free;
       const TierCount& t = tiers(state, p, cluster::request_of(*job.spec), cache);
