@@ -291,7 +291,7 @@ TEST(ExperimentRunner, AFailedRunIsRecordedAndTheOthersComplete) {
   static bool registered = false;
   if (!registered) {
     policy::register_priority({"test-exploding", "throws during a run",
-                               [](const std::string&, const policy::PriorityOptions&) { return std::make_unique<Exploding>(); }});
+                               [](const std::string&, const policy::PriorityOptions&) { return policy::make_order_picker(std::make_unique<Exploding>()); }});
     registered = true;
   }
   const Config c = parse("seed: 2\nwindows: {count: 2, length: 32}\npolicies: [fcfs, test-exploding]\n"

@@ -265,7 +265,7 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     PolicyFile file = parse_policy_file(policy_file(net, o, 1), "p.json");
     policy::ProfileOptions p = o.profile;
     p.priority = "rl";
-    policy::ProfileScheduler scheduler(p, make_rl_policy(file, p.priority_options), policy::make_placement(p));
+    policy::ProfileScheduler scheduler(p, make_rl_picker(file, p.priority_options), policy::make_placement(p));
     sim::Engine engine(s.cluster, std::span(s.trace.jobs).subspan(e.window_start, 256), o.engine);
     engine.run(scheduler);
     for (JobIndex j = 0; j < 256; ++j) {

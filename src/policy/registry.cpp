@@ -25,7 +25,7 @@ const Entry& find(const std::vector<Entry>& entries, const std::string& name, co
   for (const auto& e : entries)
     if (e.name == name) return e;
   std::string known;
-  for (const auto& e : entries) known += (known.empty() ? "" : ", ") + e.name;
+  for (const auto& e : entries) known += std::string(known.empty() ? "" : ", ") + e.name;
   throw InputError(fmt::format("unknown {} policy '{}' (known: {})", what, name, known));
 }
 
@@ -51,7 +51,7 @@ void register_builtins() {
     register_priority({def.name, def.description, [&def](const std::string& argument, const PriorityOptions& options) {
                          if (!argument.empty())
                            throw InputError(fmt::format("priority policy '{}' takes no argument (got '{}')", def.name, argument));
-                         return make_key_priority(def, options);
+                         return make_order_picker(make_key_priority(def, options));
                        }});
   register_placement({"greedy", "reference pick: lexicographically smallest (node, GPUs) list on the fewest nodes",
                       [](const ProfileOptions&) { return make_greedy_placement(); }});
@@ -67,10 +67,14 @@ void register_builtins() {
 const std::vector<PriorityEntry>& priority_policies() { return priorities(); }
 const std::vector<PlacementEntry>& placement_policies() { return placements(); }
 
-std::unique_ptr<PriorityPolicy> make_priority(const std::string& spec, const PriorityOptions& options) {
+std::unique_ptr<Picker> make_picker(const std::string& spec, const PriorityOptions& options) {
   const auto colon = spec.find(':');
   const std::string argument = colon == std::string::npos ? "" : spec.substr(colon + 1);
   return find(priorities(), spec.substr(0, colon), "priority").make(argument, options);
+}
+
+std::unique_ptr<PriorityPolicy> make_priority(const std::string& name, const PriorityOptions& options) {
+  return make_key_priority(find(priority_key_defs(), name, "priority"), options);
 }
 
 std::unique_ptr<PlacementPolicy> make_placement(const ProfileOptions& options) {
@@ -78,7 +82,7 @@ std::unique_ptr<PlacementPolicy> make_placement(const ProfileOptions& options) {
 }
 
 std::unique_ptr<ProfileScheduler> make_profile(const ProfileOptions& options) {
-  return std::make_unique<ProfileScheduler>(options, make_priority(options.priority, options.priority_options),
+  return std::make_unique<ProfileScheduler>(options, make_picker(options.priority, options.priority_options),
                                             make_placement(options));
 }
 

@@ -14,7 +14,7 @@ struct PriorityEntry {
   std::string name;
   std::string description;
   // `argument` is the text after "NAME:" in "--policy NAME:ARG" ("" when absent).
-  std::function<std::unique_ptr<PriorityPolicy>(const std::string& argument, const PriorityOptions& options)> make;
+  std::function<std::unique_ptr<Picker>(const std::string& argument, const PriorityOptions& options)> make;
 };
 
 struct PlacementEntry {
@@ -31,8 +31,11 @@ void register_builtins();
 const std::vector<PriorityEntry>& priority_policies();
 const std::vector<PlacementEntry>& placement_policies();
 
-// Builds one policy by name ("NAME" or "NAME:ARG"); InputError for unknown names.
-std::unique_ptr<PriorityPolicy> make_priority(const std::string& spec, const PriorityOptions& options);
+// Builds one policy's picker by name ("NAME" or "NAME:ARG"); InputError for unknown names.
+std::unique_ptr<Picker> make_picker(const std::string& spec, const PriorityOptions& options);
+// A priority order by name (fcfs, sjf...: the ones defined by a sort key), as a learned policy's
+// baseline; InputError for other names.
+std::unique_ptr<PriorityPolicy> make_priority(const std::string& name, const PriorityOptions& options);
 std::unique_ptr<PlacementPolicy> make_placement(const ProfileOptions& options);
 // Builds a profile from options; throws InputError for unknown policy names.
 std::unique_ptr<ProfileScheduler> make_profile(const ProfileOptions& options);

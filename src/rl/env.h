@@ -1,22 +1,13 @@
 #pragma once
 // The episode environment the learner drives (issue 5): an episode is a window of jobs; at every decision
-// point the agent picks one queued job (a slot of the observation). The pick is a commitment, as in the
-// reference (SPEC 3.4; EnvOptions::commit turns it off): if the job fits it starts now; if not, it
-// starts first as soon as it fits and meanwhile blocks, as the simulator's --blocking says, every pool
-// (global: nothing else starts, time moves on event by event) or only its own (pool: the agent keeps
-// picking among jobs of other pools; jobs with no open pool are masked). The `rl` policy does the same
-// in the simulator. Under FCFS (whose order never changes while a job waits) an agent that always takes
-// slot 0 reproduces the baseline's schedule exactly; under orders that arrivals can change (sjf...) the
-// baseline may switch to a newly arrived job while the agent stays committed (without commitment, it
-// switches too, and any baseline is reproduced). The episode ends when every job has ended. The reward
-// is terminal: (baseline - rl) / max(baseline, rl, 1) on the chosen score, where the baseline is the `baseline`
-// heuristic run on the same window with the same placement (SPEC 6.5). With backfilling
-// (profile.backfill), a blocked pool also takes jobs that fit now and end, by their estimate, before the
-// blocking job's reservation (EASY), exactly as in the simulator's ProfileScheduler: those jobs stay legal
-// actions while others are blocked, and they count in both scores (B11). Look-ahead placements (milp)
-// see the queued jobs after the one being placed in the order the simulator's `rl` policy walks: the
-// committed job, then the observed jobs by the ranker's logits (slot order without one), then the rest
-// of the queue in baseline order.
+// point the agent picks one queued job (a slot of the observation), through the agent-driven picker of
+// the one decision pass (rl/agent_picker.h: commitment, skip, masks, look-ahead order), exactly as a
+// trained model runs in the simulator (`rl:DIR`). Under FCFS (whose order never changes while a job
+// waits) an agent that always takes the first legal slot reproduces the baseline's schedule exactly;
+// without commitment, so does an agent that follows any baseline. The episode ends when every job has
+// ended. The reward is terminal: (baseline - rl) / max(baseline, rl, 1) on the chosen score, where the
+// baseline is the `baseline` heuristic run on the same window with the same placement, blocking and
+// backfilling (SPEC 6.5; backfilled jobs count in both scores, B11).
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -29,6 +20,7 @@
 #include "cluster/cluster_spec.h"
 #include "core/rng.h"
 #include "policy/registry.h"
+#include "rl/agent_picker.h"
 #include "rl/observation.h"
 #include "sim/engine.h"
 
@@ -88,53 +80,29 @@ class Env {
   Step step(int slot);
 
   // Writes one logit per slot of an observation, as the agent scores it.
-  using Ranker = std::function<void(const Observation&, std::span<float>)>;
+  using Ranker = AgentPicker::Ranker;
   // The agent's scores, for look-ahead placements to know which jobs come next; none = slot order.
-  void set_ranker(Ranker ranker) { ranker_ = std::move(ranker); }
+  void set_ranker(Ranker ranker);
 
-  const Observation& observation() const { return observation_; }
+  const Observation& observation() const { return agent_.observation(); }
   const sim::Engine& engine() const { return *engine_; }
   double baseline_score() const { return baseline_score_; }
   double agent_score() const { return agent_score_; }
   std::size_t window_start() const { return window_start_; }
 
  private:
-  // Advances to the next decision point with a job that may start and refreshes the observation (jobs
-  // whose pools are all blocked are masked); false when done.
+  // Advances to the next point where the agent picks; false when every job has ended.
   bool next_decision();
   // After an action: the next decision, or the end of the episode with its reward.
   Step finish_step();
-  // Starts `j` if it fits now in one of its open pools or, with backfilling, a blocked pool it may
-  // backfill into.
-  bool try_start(JobIndex j);
-  // When no visible job may be picked: the queued jobs beyond the visible slots, in baseline order, start
-  // or block as in the simulator's `rl` policy (which serves them after the jobs it ranked). True when
-  // one started.
-  bool serve_unseen();
-  bool start_in(JobIndex j, std::span<const PoolId> pools);
-  // ranked_ = the jobs `obs` shows, best logit first (look-ahead placements only).
-  void rank(const Observation& obs);
-  // upcoming_ = the queued jobs after `j` in the `rl` policy's order, up to the placement's look-ahead.
-  void collect_upcoming(JobIndex j);
-  void block(JobIndex j);
-  void unblock();
 
   const cluster::ClusterSpec& cluster_;
   std::span<const trace::JobSpec> jobs_;
   EnvOptions options_;
-  std::unique_ptr<policy::PriorityPolicy> order_;      // the baseline's order: the observation's slot order
-  std::unique_ptr<policy::PlacementPolicy> placement_;
+  policy::DecisionPass pass_;
+  AgentPicker agent_;
   std::unique_ptr<sim::Engine> engine_;
-  Observation observation_;
   std::size_t window_start_ = 0;
-  JobIndex committed_ = -1;   // the job the agent chose that has not started yet
-  policy::PassState pass_;     // blocked pools and reservations, since the last start or event
-  std::vector<PoolId> pools_;
-  Ranker ranker_;
-  std::vector<JobIndex> ranked_;  // the current observation's jobs by the agent's logits (look-ahead only)
-  std::array<float, kActions> logits_{};
-  std::vector<policy::UpcomingJob> upcoming_;
-  std::vector<char> seen_;  // per job, scratch of collect_upcoming
   double baseline_score_ = 0, agent_score_ = 0;
 };
 

@@ -1,9 +1,6 @@
 #pragma once
-// `--policy rl:DIR`: a trained model as an ordinary priority policy. At each decision it observes the
-// queue as in training (the first 128 jobs of the model's baseline order) and serves the visible jobs by
-// descending logit, the rest in baseline order. The first job is a commitment: it stays first until it
-// starts. The policy asks to be consulted again after every start, so in the simulator it picks one job
-// at a time exactly as in the training environment.
+// `--policy rl:DIR`: a trained model as the agent of the agent-driven picker (rl/agent_picker.h), so that
+// in the simulator it picks one job at a time under exactly the rules of the training environment.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,11 +13,11 @@
 
 namespace rltune::rl {
 
-// With `sample_seed`, the order is drawn from the policy's distribution (Gumbel top-k: the same as
+// With `sample_seed`, the picks are drawn from the policy's distribution (Gumbel top-k: the same as
 // sampling one job, then the next from the rest...), restarting the seeded stream at every run;
-// otherwise it is deterministic (argmax first).
-std::unique_ptr<policy::PriorityPolicy> make_rl_policy(const PolicyFile& model, const policy::PriorityOptions& options,
-                                                       std::optional<std::uint64_t> sample_seed = std::nullopt);
+// otherwise they are deterministic (argmax).
+std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
+                                               std::optional<std::uint64_t> sample_seed = std::nullopt);
 // A scheduler profile (options' placement, blocking, backfill) whose priority policy is `model`.
 std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
                                                           std::optional<std::uint64_t> sample_seed = std::nullopt);

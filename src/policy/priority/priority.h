@@ -3,7 +3,6 @@
 // wait (now - submit) and every runtime is the engine's estimate, never the true duration.
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,22 +30,11 @@ class PriorityPolicy {
   virtual ~PriorityPolicy() = default;
   // Forgets per-run state; called before each run.
   virtual void reset() {}
-  // True when the order depends on what just started (a learned policy that picks one job at a time):
-  // the scheduler then asks for a new order after every start.
-  virtual bool one_at_a_time() const { return false; }
   // The engine's queue in serving order (first = served first; ties keep arrival order). The list may
   // also hold jobs that have left the queue since the last call (started): callers skip every job whose
   // state is not queued. Valid until the next call; policies keep it incrementally, so a decision does
   // not cost a sort of the whole queue.
   virtual std::span<const JobIndex> order(const sim::Engine& engine) = 0;
-  // A policy may choose to wait (the learned skip action): the scheduler then serves only the first
-  // `serve` jobs of the last order(); if one of the jobs in [serve, consider) could still be picked, it
-  // asks the engine to decide again at `until`, unless something happens first.
-  struct Wait {
-    std::size_t serve = 0, consider = 0;
-    Seconds until = 0;
-  };
-  virtual std::optional<Wait> wait() const { return std::nullopt; }
 };
 
 // What a key function sees of a job.

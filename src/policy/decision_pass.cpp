@@ -1,0 +1,158 @@
+#include "policy/decision_pass.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "policy/priority/priority.h"
+
+namespace rltune::policy {
+
+Blocking parse_blocking(const std::string& name) {
+  if (name == "global") return Blocking::global;
+  if (name == "pool") return Blocking::pool;
+  throw InputError("--blocking: unknown value '" + name + "' (known: global, pool)");
+}
+
+const char* to_string(Blocking blocking) { return blocking == Blocking::global ? "global" : "pool"; }
+
+Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
+  const Seconds now = engine.now();
+  const auto estimated_end = [&](JobIndex r) { return std::max(now, engine.job(r).start + engine.job(r).estimate); };
+  std::vector<JobIndex> ending;
+  for (const JobIndex r : engine.running())
+    if (engine.job(r).placement.pool == pool) ending.push_back(r);
+  std::stable_sort(ending.begin(), ending.end(),
+                   [&](JobIndex a, JobIndex b) { return estimated_end(a) < estimated_end(b); });
+  cluster::ClusterState future = engine.cluster();
+  const cluster::Request request = cluster::request_of(*engine.job(job).spec);
+  const PoolId only[] = {pool};
+  for (const JobIndex r : ending) {
+    future.release(engine.job(r).placement);
+    if (placement.feasibility(future, request, only) == PlaceStatus::placed) return estimated_end(r);
+  }
+  return kForever;
+}
+
+DecisionPass::DecisionPass(Blocking blocking, bool backfill, std::unique_ptr<PlacementPolicy> placement)
+    : blocking_(blocking), backfill_(backfill), placement_(std::move(placement)) {}
+
+void DecisionPass::begin(const sim::Engine& engine) {
+  const std::size_t pools = engine.cluster_spec().pools.size();
+  blocked_.assign(pools, 0);
+  reservation_.assign(pools, kForever);
+  blocked_count_ = 0;
+  ++generation_;
+}
+
+void DecisionPass::open_pools(const sim::SimJob& job) {
+  pools_.clear();
+  for (const PoolId p : job.eligible)
+    if (!blocked_[p]) pools_.push_back(p);
+}
+
+void DecisionPass::backfill_pools(const sim::SimJob& job, Seconds now) {
+  pools_.clear();
+  for (const PoolId p : job.eligible)
+    if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) pools_.push_back(p);
+}
+
+bool DecisionPass::start_in(sim::Engine& engine, JobIndex j, std::span<const JobIndex> later) {
+  if (pools_.empty()) return false;
+  upcoming_.clear();
+  for (std::size_t i = 0; i < later.size() && static_cast<int>(upcoming_.size()) < placement_->lookahead(); ++i) {
+    const sim::SimJob& next = engine.job(later[i]);
+    if (next.state == sim::JobState::queued) upcoming_.push_back({cluster::request_of(*next.spec), next.eligible});
+  }
+  const PlaceResult r = placement_->place(engine.cluster(), cluster::request_of(*engine.job(j).spec), pools_, upcoming_);
+  if (r.status != PlaceStatus::placed) return false;
+  const std::string problem = engine.start(j, r.placement);
+  RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
+  return true;
+}
+
+Outcome DecisionPass::offer(sim::Engine& engine, JobIndex j, std::span<const JobIndex> later) {
+  const sim::SimJob& job = engine.job(j);
+  RLTUNE_CHECK(job.state == sim::JobState::queued, fmt::format("job {} is offered while {}", job.spec->id, to_string(job.state)));
+  open_pools(job);
+  if (start_in(engine, j, later)) return Outcome::started;
+  if (backfill_) {
+    backfill_pools(job, engine.now());
+    if (start_in(engine, j, later)) return Outcome::started;
+  }
+  if (std::all_of(job.eligible.begin(), job.eligible.end(), [&](PoolId p) { return blocked_[p] != 0; })) return Outcome::not_now;
+  block(engine, j);
+  return Outcome::blocked;
+}
+
+bool DecisionPass::may_offer(const sim::Engine& engine, JobIndex j) const {
+  const sim::SimJob& job = engine.job(j);
+  bool backfill_pool = false;
+  for (const PoolId p : job.eligible) {
+    if (!blocked_[p]) return true;
+    backfill_pool = backfill_pool || reservation_[p] == kForever || engine.now() + job.estimate <= reservation_[p];
+  }
+  if (!backfill_ || !backfill_pool) return false;
+  // Only a job that can start now may backfill: a pick that could not would close nothing.
+  probe_.clear();
+  for (const PoolId p : job.eligible)
+    if (reservation_[p] == kForever || engine.now() + job.estimate <= reservation_[p]) probe_.push_back(p);
+  return placement_->feasibility(engine.cluster(), cluster::request_of(*job.spec), probe_) == PlaceStatus::placed;
+}
+
+void DecisionPass::block(const sim::Engine& engine, JobIndex j) {
+  const sim::SimJob& job = engine.job(j);
+  if (backfill_) {
+    PoolId best = -1;
+    Seconds best_time = kForever;
+    for (const PoolId p : job.eligible) {
+      if (blocked_[p]) continue;
+      const Seconds t = shadow_time(engine, j, p, *placement_);
+      if (best < 0 || t < best_time) {
+        best = p;
+        best_time = t;
+      }
+    }
+    // Global blocking: one reservation that every backfilled job must respect, whatever its pool
+    // (the reference's EASY). Pool blocking: the reservation binds only the pool it is in.
+    if (blocking_ == Blocking::global) reservation_.assign(reservation_.size(), best_time);
+    else reservation_[best] = best_time;
+  }
+  for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) {
+    const bool blocks = blocking_ == Blocking::global ||
+                        std::find(job.eligible.begin(), job.eligible.end(), p) != job.eligible.end();
+    if (blocks && !blocked_[p]) {
+      blocked_[p] = 1;
+      ++blocked_count_;
+    }
+  }
+}
+
+namespace {
+
+// The heuristics' picker: one walk over the priority order per decision point.
+class OrderPicker final : public Picker {
+ public:
+  explicit OrderPicker(std::unique_ptr<PriorityPolicy> priority) : priority_(std::move(priority)) {}
+
+  void begin_run(const sim::Engine&) override { priority_->reset(); }
+  std::span<const JobIndex> order(const sim::Engine& engine) override { return priority_->order(engine); }
+
+  void decide(sim::Engine& engine, DecisionPass& pass) override {
+    const std::span<const JobIndex> order = priority_->order(engine);
+    for (std::size_t i = 0; i < order.size() && !pass.closed(); ++i)
+      if (engine.job(order[i]).state == sim::JobState::queued) pass.offer(engine, order[i], order.subspan(i + 1));
+  }
+
+ private:
+  std::unique_ptr<PriorityPolicy> priority_;
+};
+
+}  // namespace
+
+std::unique_ptr<Picker> make_order_picker(std::unique_ptr<PriorityPolicy> priority) {
+  return std::make_unique<OrderPicker>(std::move(priority));
+}
+
+}  // namespace rltune::policy

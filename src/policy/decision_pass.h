@@ -1,0 +1,107 @@
+#pragma once
+// The decision pass: the only implementation of "what starts at time t". A picker offers queued jobs to
+// the pass one at a time; the pass answers each offer with an outcome and remembers what earlier offers
+// closed (blocked pools, EASY reservations). The simulator's profiles, the RL environment, `rl:DIR` in
+// simulation and the Slurm advisor all decide through it; who offers the jobs (a priority order, an
+// agent) is the extension point (Picker).
+//
+// An offer of job J:
+//  1. if J fits now in one of its pools that no earlier offer blocked, it starts there;
+//  2. else, with backfilling, it starts in a blocked pool if it fits now and that pool has no
+//     reservation or J's estimated end is no later than the reservation (EASY: it cannot delay the
+//     reserved job);
+//  3. else J blocks: with global blocking every pool, with pool blocking the pools J may use that were
+//     still open. With backfilling, J gets a reservation at the earliest time it can start (the shadow
+//     time, from running jobs' estimated ends, in its best open pool). Under global blocking that
+//     reservation binds every pool, as in the reference; under pool blocking, only that pool.
+//  A job whose pools were all blocked already (and that cannot backfill) blocks nothing more.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "policy/placement/placement.h"
+#include "sim/engine.h"
+
+namespace rltune::policy {
+
+enum class Blocking {
+  global,  // the first job that cannot start blocks every pool (the reference's head-of-line rule)
+  pool,    // it blocks only the pools it may use; other pools keep being served in priority order
+};
+Blocking parse_blocking(const std::string& name);  // InputError for unknown names
+const char* to_string(Blocking blocking);
+
+// What an offer did.
+enum class Outcome {
+  started,  // the job started now
+  blocked,  // it cannot start now; it closed the pools it had open (and reserved one, with backfilling)
+  not_now,  // it cannot start now and closed nothing: an earlier offer had closed all its pools
+};
+
+// Earliest time (by estimates) at which `job` fits in `pool`, releasing the pool's running jobs in order
+// of estimated end (EASY's shadow time); kForever if it never fits.
+Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const PlacementPolicy& placement);
+
+class DecisionPass {
+ public:
+  DecisionPass(Blocking blocking, bool backfill, std::unique_ptr<PlacementPolicy> placement);
+
+  // Starts a pass at engine.now(): every pool open, no reservation. The engine calls for one at every
+  // decision point; a picker whose choice depends on what just started begins another after a start.
+  void begin(const sim::Engine& engine);
+  // Offers queued job `job` (rules above). `later` = the jobs the picker would offer after it, for
+  // look-ahead placements (jobs no longer queued are skipped).
+  Outcome offer(sim::Engine& engine, JobIndex job, std::span<const JobIndex> later);
+  // Whether an offer of `job` could start it or close a pool: it has an open pool, or, with backfilling,
+  // it fits now in a pool it may backfill into. A legal pick for an agent.
+  bool may_offer(const sim::Engine& engine, JobIndex job) const;
+  // Every pool is blocked and nothing may backfill: no later offer in this pass can start a job.
+  bool closed() const { return !backfill_ && blocked_count_ == blocked_.size(); }
+  // Counts the passes begun, so that a picker can tell a new one from the one it last saw.
+  std::uint64_t generation() const { return generation_; }
+
+  Blocking blocking() const { return blocking_; }
+  bool backfill() const { return backfill_; }
+  const PlacementPolicy& placement() const { return *placement_; }
+
+ private:
+  void open_pools(const sim::SimJob& job);
+  void backfill_pools(const sim::SimJob& job, Seconds now);
+  bool start_in(sim::Engine& engine, JobIndex job, std::span<const JobIndex> later);
+  void block(const sim::Engine& engine, JobIndex job);
+
+  Blocking blocking_;
+  bool backfill_;
+  std::unique_ptr<PlacementPolicy> placement_;
+  std::vector<char> blocked_;         // per pool
+  std::vector<Seconds> reservation_;  // per pool; kForever = none
+  std::size_t blocked_count_ = 0;
+  std::uint64_t generation_ = 0;
+  // Scratch reused across offers.
+  std::vector<PoolId> pools_;
+  std::vector<UpcomingJob> upcoming_;
+  mutable std::vector<PoolId> probe_;  // may_offer's
+};
+
+// Who offers jobs to the pass at a decision point: a priority order for the heuristics, an agent for
+// learned policies.
+class Picker {
+ public:
+  virtual ~Picker() = default;
+  // Forgets per-run state; called before each run.
+  virtual void begin_run(const sim::Engine& /*engine*/) {}
+  // The queue in the order this picker would offer it now (first = offered first). May hold jobs no
+  // longer queued: callers skip them. Valid until the next call.
+  virtual std::span<const JobIndex> order(const sim::Engine& engine) = 0;
+  // Offers jobs to `pass`, begun at engine.now(), until nothing more can start now. A picker that
+  // chooses to wait asks the engine for a wake-up (engine.wake_at).
+  virtual void decide(sim::Engine& engine, DecisionPass& pass) = 0;
+};
+
+class PriorityPolicy;
+// Offers the queue in `priority`'s order, each job once, until the pass is closed.
+std::unique_ptr<Picker> make_order_picker(std::unique_ptr<PriorityPolicy> priority);
+
+}  // namespace rltune::policy

@@ -1,0 +1,86 @@
+#pragma once
+// The agent-driven picker: how a learned policy offers jobs to the decision pass. The training
+// environment (the learner picks, through Env::step) and learned policies in the simulator (`rl:DIR`,
+// `rl-sampled:DIR`: the model picks) share it, so a model meets in simulation exactly the rules it
+// was trained under.
+//
+// In each pass it observes the queue (the first kSlots jobs of the baseline's order), offers the
+// committed job first, then asks the agent for a pick among the visible jobs the pass may take (the
+// mask); when it may take none of them, the jobs beyond the slots are offered in baseline order, as a
+// heuristic would serve them. A start begins a new pass, so the agent chooses again from what is left.
+// - commit (the reference, SPEC 3.4): a pick that cannot start yet is a commitment, offered first in
+//   every later pass until it starts. Without it (--reconsider) the pick only blocks for this pass; an
+//   agent that follows its baseline's order then reproduces the baseline exactly.
+// - skip (--skip): while something is still to happen, the agent may wait (kSkip): nothing more starts
+//   until the next event or kSkipTime later. The jobs beyond the slots are not served while it may.
+// Look-ahead placements (milp) see the jobs after the one placed in the order the agent would offer
+// them: the committed job, the visible jobs by the ranker's logits (slot order without a ranker), then
+// the rest of the queue in baseline order.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "policy/decision_pass.h"
+#include "policy/priority/priority.h"
+#include "rl/observation.h"
+
+namespace rltune::rl {
+
+struct AgentOptions {
+  ObservationOptions observation;
+  bool skip = false;
+  bool commit = true;
+};
+
+class AgentPicker {
+ public:
+  // `baseline`: the order whose first kSlots jobs the agent sees.
+  AgentPicker(std::unique_ptr<policy::PriorityPolicy> baseline, AgentOptions options);
+
+  // Forgets the commitment and the baseline's state; called before each run.
+  void begin_run();
+  // Writes one logit per slot of an observation (and kSkip's, when the observation allows it). Called
+  // once per pass, before any offer; none = the visible jobs rank in slot order.
+  using Ranker = std::function<void(const Observation&, std::span<float>)>;
+  void set_ranker(Ranker ranker) { ranker_ = std::move(ranker); }
+
+  // Serves `pass` (begun at engine.now()) until the agent must pick: true with observation()'s mask
+  // holding the legal picks; false when nothing more can start before time moves on.
+  bool await_pick(sim::Engine& engine, policy::DecisionPass& pass);
+  // Applies a legal pick of observation(): a slot, whose job is offered to the pass, or kSkip, which asks
+  // the engine to wake at now + kSkipTime. False after kSkip: the caller moves time on.
+  bool pick(sim::Engine& engine, policy::DecisionPass& pass, int slot);
+
+  const Observation& observation() const { return observation_; }
+  // The ranker's logits for this pass.
+  std::span<const float> logits() const { return logits_; }
+  // The queue in the order the agent would offer it now, observed and ranked anew (the Slurm advisor's
+  // priorities).
+  std::span<const JobIndex> order(const sim::Engine& engine);
+
+ private:
+  // observation_ and the ranking for the queue at engine.now().
+  void observe_queue(const sim::Engine& engine);
+  // Offers `j` with the jobs after it in the agent's order; a start begins a new pass.
+  policy::Outcome offer(sim::Engine& engine, policy::DecisionPass& pass, JobIndex j);
+  // No visible job may be taken: the jobs beyond the slots, in baseline order, until one starts (true)
+  // or the pass is closed.
+  bool serve_unseen(sim::Engine& engine, policy::DecisionPass& pass);
+  bool committed(const sim::Engine& engine) const;
+
+  std::unique_ptr<policy::PriorityPolicy> baseline_;
+  AgentOptions options_;
+  Ranker ranker_;
+  Observation observation_;
+  std::array<float, kActions> logits_{};
+  std::array<int, kSlots> ranked_{};  // the visible slots, best logit first
+  std::uint64_t observed_ = 0;        // the pass generation observation_ was taken in; 0 = none
+  JobIndex committed_ = -1;           // the job the agent chose that has not started yet
+  std::vector<JobIndex> order_;       // order(), built on demand for look-ahead
+  bool order_current_ = false;
+};
+
+}  // namespace rltune::rl
