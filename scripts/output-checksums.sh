@@ -15,8 +15,10 @@ RLTUNE="$BUILD/rltune"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
+# Printed tables lose their wall-clock column (decision times, "N us").
 "$RLTUNE" simulate --cluster helios --seed 2 --blocking pool --milp-time-limit-ms 100000 --out "$OUT/make-run" \
-  --policy fcfs,sjf,f1,rl:models/helios-fcfs-bsld-extended,rl:models/helios-fcfs-bsld-extended@milp >/dev/null 2>&1
+  --policy fcfs,sjf,f1,rl:models/helios-fcfs-bsld-extended,rl:models/helios-fcfs-bsld-extended@milp 2>/dev/null |
+  sed -E 's/[0-9.]+ us//' > "$OUT/make-run.txt"
 
 for config in paper-generated real-traces; do
   if [ "$config" = real-traces ] && [ ! -d ../shared/traces ]; then continue; fi
@@ -31,7 +33,8 @@ for model in models/*/; do
     helios-*) workload="--cluster helios --sample-jobs 20000 --sample-load 0.9 --window-len 256 --seed 1 --split test" ;;
   esac
   # shellcheck disable=SC2086
-  "$RLTUNE" evaluate --model "$model" $workload --windows 20 --out "$OUT/evaluate-$name" >/dev/null 2>&1
+  "$RLTUNE" evaluate --model "$model" $workload --windows 20 --out "$OUT/evaluate-$name" 2>/dev/null |
+    sed -E 's/[0-9.]+ us//' > "$OUT/evaluate-$name.txt"
   case $name in *-fcfs-*) ;; *)
     # shellcheck disable=SC2086
     "$RLTUNE" evaluate --model "$model" $workload --windows 20 --sample --out "$OUT/evaluate-sampled-$name" >/dev/null 2>&1 ;;
@@ -62,7 +65,7 @@ done
 # Every output file, with wall-clock fields removed (JSON keys and CSV columns named like *wall*,
 # decision_us_* and milp_us_*, *_per_s; Markdown lines that mention them), then hashed. Model weights
 # are compared in policy.json and best.json; torch's .pt archives are not byte-stable.
-find "$OUT" -type f \( -name '*.json' -o -name '*.csv' -o -name '*.md' \) ! -name timings.csv | sort |
+find "$OUT" -type f \( -name '*.json' -o -name '*.csv' -o -name '*.md' -o -name '*.txt' \) ! -name timings.csv | sort |
   python3 -c '
 import csv, hashlib, io, json, re, sys
 wall = re.compile(r"(wall|_us_p|per_s|_s_per_)")
@@ -76,7 +79,7 @@ out = sys.argv[1].rstrip("/") + "/"
 for path in sys.stdin.read().splitlines():
     data = open(path, "rb").read().replace(out.encode(), b"OUT/")
     if path.endswith(".json"):
-        data = json.dumps(strip(json.loads(data)), sort_keys=True).encode()
+        data = json.dumps(strip(json.loads(data))).encode()  # key order kept: it is part of the output
     elif path.endswith(".csv"):
         rows = list(csv.reader(io.StringIO(data.decode())))
         if rows:

@@ -2,6 +2,8 @@
 // (commit, reconsider, skip: rl/agent_picker.h).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <functional>
 
 #include "helpers.h"
@@ -76,7 +78,7 @@ TEST(DecisionPass, EachRuleAnswersEachOffer) {
     const auto index = [&](const char* id) {
       for (JobIndex j = 0; j < static_cast<JobIndex>(engine.job_count()); ++j)
         if (engine.job(j).spec->id == id) return j;
-      throw std::runtime_error(std::string("no job ") + id);
+      throw std::runtime_error(fmt::format("no job {}", id));
     };
     for (const Offered& o : c.offers) {
       const JobIndex j = index(o.job);
@@ -87,8 +89,11 @@ TEST(DecisionPass, EachRuleAnswersEachOffer) {
     }
     EXPECT_EQ(pass.closed(), c.closed);
     for (const char* id : c.legal) EXPECT_TRUE(pass.may_offer(engine, index(id))) << id;
-    for (const char* id : c.illegal)
-      if (engine.job(index(id)).state == sim::JobState::queued) EXPECT_FALSE(pass.may_offer(engine, index(id))) << id;
+    for (const char* id : c.illegal) {
+      if (engine.job(index(id)).state == sim::JobState::queued) {
+        EXPECT_FALSE(pass.may_offer(engine, index(id))) << id;
+      }
+    }
     // A new pass opens every pool again.
     pass.begin(engine);
     EXPECT_FALSE(pass.closed());
@@ -203,7 +208,7 @@ TEST(AgentPicker, JobsBeyondTheSlotsAreOfferedInBaselineOrderWhenNoVisibleJobMay
   // 130 queued 8-GPU jobs fill the 128 slots and wait behind r; the 1-GPU job in slot 130 could start.
   // Pool blocking with two pools: the visible jobs only use pool a, the last one pool b.
   std::vector<trace::JobSpec> specs = {job("r", 0, 100, 8, "a")};
-  for (int i = 0; i < 129; ++i) specs.push_back(job("q" + std::to_string(i), 1, 10, 8, "a"));
+  for (int i = 0; i < 129; ++i) specs.push_back(job(fmt::format("q{}", i), 1, 10, 8, "a"));
   specs.push_back(job("small", 2, 10, 1, "b"));
   register_builtins();
   const auto cluster = testing::cluster_from(

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/error.h"
 #include "helpers.h"
 #include "report/outputs.h"
 
@@ -9,6 +10,45 @@ namespace rltune::metrics {
 namespace {
 
 using testing::job;
+
+TEST(Metrics, OneTableNamesEverySummaryKeyInOrder) {
+  Summary s;
+  s.jobs_total = 3;
+  s.avg_bsld = 1.5;
+  s.milp_us_p99 = 7;
+  std::vector<std::string> all, without_milp;
+  for (const MetricDef& m : summary_metrics()) {
+    EXPECT_EQ(&summary_metric(m.name), &m);  // names are unique
+    EXPECT_NE(m.count == nullptr, m.real == nullptr) << m.name;
+    all.push_back(m.name);
+    if (!m.milp_only) without_milp.push_back(m.name);
+  }
+  const auto keys = [](const report::Json& j) {
+    std::vector<std::string> k;
+    for (auto it = j.begin(); it != j.end(); ++it) k.push_back(it.key());
+    return k;
+  };
+  EXPECT_EQ(keys(report::to_json(s)), without_milp);
+  s.has_milp = true;
+  const report::Json j = report::to_json(s);
+  EXPECT_EQ(keys(j), all);
+  EXPECT_TRUE(j["jobs_total"].is_number_integer());
+  EXPECT_EQ(j["avg_bsld"].get<double>(), 1.5);
+  EXPECT_EQ(summary_metric("milp_us_p99").of(s), 7);
+  EXPECT_THROW(summary_metric("avg_nothing"), InvariantError);
+  // Wall-clock measurements are marked: they are the only values that differ between identical runs.
+  for (const char* name : {"sim_wall_s", "decision_us_p50", "decision_us_p99", "milp_us_p50", "milp_us_p99"})
+    EXPECT_TRUE(summary_metric(name).wall_clock) << name;
+  EXPECT_FALSE(summary_metric("avg_wait_s").wall_clock);
+}
+
+TEST(Metrics, ImprovementIsPositiveWhenBetterInTheMetricsDirection) {
+  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_bsld"), 10, 8), 20);
+  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_wait_s"), 10, 12), -20);
+  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("gpu_utilization"), 0.5, 0.6), 20);
+  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_bsld"), 0, 3), 0);  // no baseline to compare with
+  EXPECT_THROW(improvement_pct(summary_metric("jobs_total"), 1, 2), InvariantError);
+}
 
 TEST(Metrics, QuantilesInterpolateLikeNumpy) {
   EXPECT_DOUBLE_EQ(quantile({}, 0.5), 0);

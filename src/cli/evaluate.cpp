@@ -31,8 +31,8 @@ struct EvaluateArgs {
   std::string out;
 };
 
-// Metrics where lower is better, and the one where higher is.
-constexpr const char* kLowerIsBetter[] = {"avg_wait_s", "p95_wait_s", "avg_jct_s", "p95_jct_s", "avg_bsld", "p95_bsld"};
+// The metrics of evaluation.json's improvements, in its order.
+constexpr const char* kImproved[] = {"avg_wait_s", "p95_wait_s", "avg_jct_s", "p95_jct_s", "avg_bsld", "p95_bsld", "gpu_utilization"};
 
 int run_evaluate(const EvaluateArgs& a) {
   const rl::PolicyFile model = rl::load_policy(a.model);
@@ -106,12 +106,8 @@ int run_evaluate(const EvaluateArgs& a) {
     if (e.name == "rl") continue;
     const report::Json& base = evaluation["aggregate"][e.name];
     report::Json pct;
-    for (const char* key : kLowerIsBetter) {
-      const double b = base[key].get<double>(), r = rl[key].get<double>();
-      pct[std::string(key) + "_pct"] = b > 0 ? 100 * (b - r) / b : 0.0;
-    }
-    const double bu = base["gpu_utilization"].get<double>(), ru = rl["gpu_utilization"].get<double>();
-    pct["gpu_utilization_pct"] = bu > 0 ? 100 * (ru - bu) / bu : 0.0;
+    for (const char* key : kImproved)
+      pct[std::string(key) + "_pct"] = metrics::improvement_pct(metrics::summary_metric(key), base[key].get<double>(), rl[key].get<double>());
     evaluation["improvement"][e.name] = pct;
     lines += fmt::format("  rl vs {:<12} bsld {:+6.1f}%  wait {:+6.1f}%  jct {:+6.1f}%  utilisation {:+6.1f}%\n", e.name,
                          pct["avg_bsld_pct"].get<double>(), pct["avg_wait_s_pct"].get<double>(),

@@ -52,20 +52,18 @@ metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, std::span<co
 namespace {
 
 // Metrics of runs.csv: the deterministic summary keys (wall-clock ones go to timings.csv).
-constexpr const char* kRunMetrics[] = {"jobs_total",  "jobs_completed", "jobs_rejected",   "avg_wait_s", "p50_wait_s",
-                                       "p95_wait_s",  "p99_wait_s",     "avg_jct_s",       "p95_jct_s",  "avg_bsld",
-                                       "p95_bsld",    "gpu_utilization", "makespan_s",     "avg_fragmentation",
-                                       "decisions",   "milp_solves",    "milp_fallbacks"};
-constexpr const char* kTimingMetrics[] = {"sim_wall_s", "decision_us_p50", "decision_us_p99", "milp_us_p50", "milp_us_p99"};
+// The metrics compared across policies in summary.csv, in its row order (each row's bootstrap stream
+// depends on its place here).
+constexpr const char* kCompared[] = {"avg_wait_s", "p95_wait_s", "avg_jct_s", "p95_jct_s",        "avg_bsld",
+                                     "p95_bsld",   "gpu_utilization", "avg_fragmentation", "makespan_s"};
 
-// Metrics of the summary, and whether lower is better.
-struct SummaryMetric {
-  const char* name;
-  bool lower_is_better;
-};
-constexpr SummaryMetric kSummaryMetrics[] = {
-    {"avg_wait_s", true}, {"p95_wait_s", true}, {"avg_jct_s", true},         {"p95_jct_s", true},  {"avg_bsld", true},
-    {"p95_bsld", true},   {"gpu_utilization", false}, {"avg_fragmentation", true}, {"makespan_s", true}};
+// runs.csv's metric columns (the simulated ones), or timings.csv's (the wall-clock ones).
+std::vector<const char*> run_columns(bool timings) {
+  std::vector<const char*> columns;
+  for (const metrics::MetricDef& m : metrics::summary_metrics())
+    if (m.wall_clock == timings) columns.push_back(m.name);
+  return columns;
+}
 
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : ""; }
 
@@ -171,10 +169,11 @@ Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_
     const metrics::Summary m = metrics::summarize(run);
     record["status"] = "completed";
     record["error"] = "";
-    Json metrics = report::to_json(m);
-    if (!m.has_milp)
-      for (const char* k : {"milp_solves", "milp_fallbacks", "milp_us_p50", "milp_us_p99"}) metrics[k] = 0;
-    record["metrics"] = metrics;
+    Json summary = report::to_json(m);
+    if (!m.has_milp)  // every run record has every column
+      for (const metrics::MetricDef& d : metrics::summary_metrics())
+        if (d.milp_only) summary[d.name] = 0;
+    record["metrics"] = summary;
     Json waits = Json::array(), jcts = Json::array();
     for (const auto& j : run.jobs)
       if (j.completed()) waits.push_back(j.wait()), jcts.push_back(j.jct());
@@ -212,8 +211,8 @@ struct Writer {
     std::ostringstream out;
     out << "cluster,trace,window,policy";
     if (!timings) out << ",status,error";
-    for (const char* k : timings ? std::span<const char* const>(kTimingMetrics) : std::span<const char* const>(kRunMetrics))
-      out << ',' << k;
+    const std::vector<const char*> columns = run_columns(timings);
+    for (const char* k : columns) out << ',' << k;
     out << '\n';
     for (std::size_t w = 0; w < records.size(); ++w)
       for (const auto& window : records[w])
@@ -224,8 +223,7 @@ struct Writer {
             out << ',' << r["status"].get<std::string>() << ',';
             csv::write_field(out, r["error"].get<std::string>());
           }
-          for (const char* k : timings ? std::span<const char* const>(kTimingMetrics) : std::span<const char* const>(kRunMetrics))
-            out << ',' << (r.contains("metrics") ? number(r["metrics"][k].get<double>()) : "");
+          for (const char* k : columns) out << ',' << (r.contains("metrics") ? number(r["metrics"][k].get<double>()) : "");
           out << '\n';
         }
     return out.str();
@@ -250,8 +248,8 @@ struct Writer {
   std::vector<Row> summary(std::size_t w, std::size_t p) const {
     const Workload& wl = config.workloads[w];
     std::vector<Row> rows;
-    for (std::size_t m = 0; m < std::size(kSummaryMetrics); ++m) {
-      const auto& metric = kSummaryMetrics[m];
+    for (std::size_t m = 0; m < std::size(kCompared); ++m) {
+      const metrics::MetricDef& metric = metrics::summary_metric(kCompared[m]);
       const auto mine = values(w, p, metric.name);
       Row row{metric.name, 0, 0, 0, {}};
       std::vector<double> ok;
@@ -273,7 +271,7 @@ struct Writer {
           if (!std::isnan(base[k]) && !std::isnan(mine[k])) pb.push_back(base[k]), pp.push_back(mine[k]);
         // One stream per comparison, from the seed: intervals do not depend on the order of computation.
         const std::uint64_t seed = config.seed ^ (0x9E3779B97F4A7C15ULL * (1 + w * 1000003 + p * 1009 + bp * 101 + m));
-        row.vs.push_back(paired_improvement(pb, pp, metric.lower_is_better, config.bootstrap, seed));
+        row.vs.push_back(paired_improvement(pb, pp, metric.better == metrics::Better::lower, config.bootstrap, seed));
       }
       rows.push_back(std::move(row));
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cluster/cluster_state.h"
+#include "core/error.h"
 
 namespace rltune::metrics {
 
@@ -152,6 +153,50 @@ Summary summarize(const std::vector<const RunMetrics*>& runs) {
   s.decision_us_p50 = quantile(decision_us, 0.50);
   s.decision_us_p99 = quantile(decision_us, 0.99);
   return s;
+}
+
+namespace {
+
+using B = Better;
+constexpr MetricDef kMetrics[] = {
+    {"jobs_total", "jobs", B::neither, false, false, &Summary::jobs_total},
+    {"jobs_completed", "jobs", B::neither, false, false, &Summary::jobs_completed},
+    {"jobs_rejected", "jobs", B::neither, false, false, &Summary::jobs_rejected},
+    {"avg_wait_s", "s", B::lower, false, false, nullptr, &Summary::avg_wait_s},
+    {"p50_wait_s", "s", B::lower, false, false, nullptr, &Summary::p50_wait_s},
+    {"p95_wait_s", "s", B::lower, false, false, nullptr, &Summary::p95_wait_s},
+    {"p99_wait_s", "s", B::lower, false, false, nullptr, &Summary::p99_wait_s},
+    {"avg_jct_s", "s", B::lower, false, false, nullptr, &Summary::avg_jct_s},
+    {"p95_jct_s", "s", B::lower, false, false, nullptr, &Summary::p95_jct_s},
+    {"avg_bsld", "ratio", B::lower, false, false, nullptr, &Summary::avg_bsld},
+    {"p95_bsld", "ratio", B::lower, false, false, nullptr, &Summary::p95_bsld},
+    {"gpu_utilization", "share", B::higher, false, false, nullptr, &Summary::gpu_utilization},
+    {"makespan_s", "s", B::lower, false, false, nullptr, &Summary::makespan_s},
+    {"avg_fragmentation", "share", B::lower, false, false, nullptr, &Summary::avg_fragmentation},
+    {"decisions", "count", B::neither, false, false, &Summary::decisions},
+    {"sim_wall_s", "s", B::neither, true, false, nullptr, &Summary::sim_wall_s},
+    {"decision_us_p50", "us", B::neither, true, false, nullptr, &Summary::decision_us_p50},
+    {"decision_us_p99", "us", B::neither, true, false, nullptr, &Summary::decision_us_p99},
+    {"milp_solves", "count", B::neither, false, true, &Summary::milp_solves},
+    {"milp_fallbacks", "count", B::neither, false, true, &Summary::milp_fallbacks},
+    {"milp_us_p50", "us", B::neither, true, true, nullptr, &Summary::milp_us_p50},
+    {"milp_us_p99", "us", B::neither, true, true, nullptr, &Summary::milp_us_p99},
+};
+
+}  // namespace
+
+std::span<const MetricDef> summary_metrics() { return kMetrics; }
+
+const MetricDef& summary_metric(std::string_view name) {
+  for (const MetricDef& m : kMetrics)
+    if (m.name == name) return m;
+  throw InvariantError("no summary metric named " + std::string(name));
+}
+
+double improvement_pct(const MetricDef& metric, double baseline, double value) {
+  RLTUNE_CHECK(metric.better != Better::neither, std::string(metric.name) + " has no better direction");
+  if (!(baseline > 0)) return 0.0;
+  return 100 * (metric.better == Better::lower ? baseline - value : value - baseline) / baseline;
 }
 
 }  // namespace rltune::metrics

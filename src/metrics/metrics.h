@@ -3,6 +3,7 @@
 // (definitions in DESIGN.md section 3).
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/engine.h"
@@ -60,6 +61,26 @@ struct Summary {
   std::size_t milp_solves = 0, milp_fallbacks = 0;
   double milp_us_p50 = 0, milp_us_p99 = 0;
 };
+
+// The summary's metrics, one row each, in summary.json order: every writer (summary.json, runs.csv,
+// evaluation.json, printed tables) and every comparison (improvements, best in column) takes names,
+// directions and kinds from here.
+enum class Better { lower, higher, neither };
+struct MetricDef {
+  const char* name;  // the summary.json key
+  const char* unit;  // "jobs", "s", "us", "ratio" (bsld), "share" (0..1), "count"
+  Better better;
+  bool wall_clock;   // a measurement of this machine's time, not a simulated result: never reproducible
+  bool milp_only;    // present only when the placement solves MILPs
+  std::size_t Summary::*count = nullptr;  // integer metrics (written as integers)
+  double Summary::*real = nullptr;        // the others
+  double of(const Summary& s) const { return count ? static_cast<double>(s.*count) : s.*real; }
+};
+std::span<const MetricDef> summary_metrics();
+const MetricDef& summary_metric(std::string_view name);  // InvariantError for a name not in the table
+// Change from `baseline` to `value` in percent of the baseline, positive when `value` is better;
+// 0 when the baseline is not positive.
+double improvement_pct(const MetricDef& metric, double baseline, double value);
 
 // One run's summary. Job averages are over completed jobs; utilisation = sum(duration x GPUs) /
 // (cluster GPUs x (last end - first submit)); makespan = last end - first submit.

@@ -32,29 +32,10 @@ void write_jobs_csv(std::ostream& out, const std::vector<const metrics::RunMetri
 
 Json to_json(const metrics::Summary& s) {
   Json j;
-  j["jobs_total"] = s.jobs_total;
-  j["jobs_completed"] = s.jobs_completed;
-  j["jobs_rejected"] = s.jobs_rejected;
-  j["avg_wait_s"] = s.avg_wait_s;
-  j["p50_wait_s"] = s.p50_wait_s;
-  j["p95_wait_s"] = s.p95_wait_s;
-  j["p99_wait_s"] = s.p99_wait_s;
-  j["avg_jct_s"] = s.avg_jct_s;
-  j["p95_jct_s"] = s.p95_jct_s;
-  j["avg_bsld"] = s.avg_bsld;
-  j["p95_bsld"] = s.p95_bsld;
-  j["gpu_utilization"] = s.gpu_utilization;
-  j["makespan_s"] = s.makespan_s;
-  j["avg_fragmentation"] = s.avg_fragmentation;
-  j["decisions"] = s.decisions;
-  j["sim_wall_s"] = s.sim_wall_s;
-  j["decision_us_p50"] = s.decision_us_p50;
-  j["decision_us_p99"] = s.decision_us_p99;
-  if (s.has_milp) {
-    j["milp_solves"] = s.milp_solves;
-    j["milp_fallbacks"] = s.milp_fallbacks;
-    j["milp_us_p50"] = s.milp_us_p50;
-    j["milp_us_p99"] = s.milp_us_p99;
+  for (const metrics::MetricDef& m : metrics::summary_metrics()) {
+    if (m.milp_only && !s.has_milp) continue;
+    if (m.count) j[m.name] = s.*m.count;
+    else j[m.name] = s.*m.real;
   }
   return j;
 }
@@ -72,6 +53,5 @@ Json summary_json(const std::vector<const metrics::RunMetrics*>& runs) {
   out["aggregate"] = to_json(metrics::summarize(runs));
   return out;
 }
-
 
 }  // namespace rltune::report

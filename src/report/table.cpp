@@ -18,9 +18,8 @@ namespace {
 
 struct Column {
   std::string title;
-  std::function<double(const metrics::Summary&)> value;
+  const metrics::MetricDef& metric;  // its better direction marks the best value
   std::function<std::string(double)> format;
-  int best;  // -1: lower is better, +1: higher is better, 0: no marker
 };
 
 }  // namespace
@@ -29,31 +28,33 @@ void print_comparison(std::ostream& out, const std::vector<std::pair<std::string
   const auto count = [](double v) { return fmt::format("{:.0f}", v); };
   const auto ratio = [](double v) { return fmt::format("{:.3f}", v); };
   const auto percent = [](double v) { return fmt::format("{:.1f}%", 100 * v); };
+  const auto metric = metrics::summary_metric;
   const std::vector<Column> columns = {
-      {"jobs run", [](const auto& s) { return double(s.jobs_completed); }, count, 0},
-      {"rejected", [](const auto& s) { return double(s.jobs_rejected); }, count, 0},
-      {"avg wait", [](const auto& s) { return s.avg_wait_s; }, human_duration, -1},
-      {"p95 wait", [](const auto& s) { return s.p95_wait_s; }, human_duration, -1},
-      {"avg JCT", [](const auto& s) { return s.avg_jct_s; }, human_duration, -1},
-      {"avg slowdown", [](const auto& s) { return s.avg_bsld; }, ratio, -1},
-      {"GPU util", [](const auto& s) { return s.gpu_utilization; }, percent, +1},
-      {"fragmented", [](const auto& s) { return s.avg_fragmentation; }, percent, -1},
-      {"decision p50", [](const auto& s) { return s.decision_us_p50; }, [](double v) { return fmt::format("{:.2f} us", v); }, 0},
+      {"jobs run", metric("jobs_completed"), count},
+      {"rejected", metric("jobs_rejected"), count},
+      {"avg wait", metric("avg_wait_s"), human_duration},
+      {"p95 wait", metric("p95_wait_s"), human_duration},
+      {"avg JCT", metric("avg_jct_s"), human_duration},
+      {"avg slowdown", metric("avg_bsld"), ratio},
+      {"GPU util", metric("gpu_utilization"), percent},
+      {"fragmented", metric("avg_fragmentation"), percent},
+      {"decision p50", metric("decision_us_p50"), [](double v) { return fmt::format("{:.2f} us", v); }},
   };
   std::vector<std::vector<std::string>> cells(rows.size());
   std::vector<std::size_t> width(columns.size() + 1, 6);
   for (const auto& [name, _] : rows) width[0] = std::max(width[0], name.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
     width[c + 1] = std::max(width[c + 1], columns[c].title.size());
+    const metrics::MetricDef& m = columns[c].metric;
     double best = 0;
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      const double v = columns[c].value(rows[r].second);
-      if (r == 0 || (columns[c].best < 0 ? v < best : v > best)) best = v;
+      const double v = m.of(rows[r].second);
+      if (r == 0 || (m.better == metrics::Better::lower ? v < best : v > best)) best = v;
     }
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      const double v = columns[c].value(rows[r].second);
+      const double v = m.of(rows[r].second);
       std::string text = columns[c].format(v);
-      if (columns[c].best != 0 && rows.size() > 1) text += columns[c].format(v) == columns[c].format(best) ? "*" : " ";
+      if (m.better != metrics::Better::neither && rows.size() > 1) text += columns[c].format(v) == columns[c].format(best) ? "*" : " ";
       width[c + 1] = std::max(width[c + 1], text.size());
       cells[r].push_back(std::move(text));
     }
