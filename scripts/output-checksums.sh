@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 # Printed tables lose their wall-clock column (decision times, "N us").
 "$RLTUNE" simulate --cluster helios --seed 2 --blocking pool --milp-time-limit-ms 100000 --out "$OUT/make-run" \
   --policy fcfs,sjf,f1,rl:models/helios-fcfs-bsld-extended,rl:models/helios-fcfs-bsld-extended@milp 2>/dev/null |
-  sed -E 's/[0-9.]+ us//' > "$OUT/make-run.txt"
+  sed -E 's/ +[0-9.]+ us//; s/ +decision p50//; s/ +$//' > "$OUT/make-run.txt"
 
 for config in paper-generated real-traces; do
   if [ "$config" = real-traces ] && [ ! -d ../shared/traces ]; then continue; fi
@@ -34,7 +34,7 @@ for model in models/*/; do
   esac
   # shellcheck disable=SC2086
   "$RLTUNE" evaluate --model "$model" $workload --windows 20 --out "$OUT/evaluate-$name" 2>/dev/null |
-    sed -E 's/[0-9.]+ us//' > "$OUT/evaluate-$name.txt"
+    sed -E 's/ +[0-9.]+ us//; s/ +decision p50//; s/ +$//' > "$OUT/evaluate-$name.txt"
   case $name in *-fcfs-*) ;; *)
     # shellcheck disable=SC2086
     "$RLTUNE" evaluate --model "$model" $workload --windows 20 --sample --out "$OUT/evaluate-sampled-$name" >/dev/null 2>&1 ;;

@@ -220,6 +220,12 @@ expect 2 "bad-exp.yaml:4: field 'workloads\[0\].trace.colour'" -- experiment --c
 printf 'policies: [fcfs, magic]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n' > "$TMP/bad-exp2.yaml"
 expect 2 "bad-exp2.yaml:1: field 'policies\[1\]'.*unknown priority policy 'magic'" -- experiment --config "$TMP/bad-exp2.yaml" --out "$TMP/x"
 expect 2 "cannot open the experiment config" -- experiment --config "$TMP/none.yaml" --out "$TMP/x"
+# MILP settings: the flag and the YAML key take their bounds from one record.
+printf 'defaults: {placement: milp, milp: {extra_nodes: 65}}\npolicies: [fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n' > "$TMP/bad-milp.yaml"
+expect 2 "defaults.milp.extra_nodes'.*between 0 and 64" -- experiment --config "$TMP/bad-milp.yaml" --out "$TMP/x"
+expect 2 "milp-extra-nodes: 65 is not between 0 and 64" -- simulate --placement milp --milp-extra-nodes 65
+expect 2 "milp-lookahead: 2.5 is not a whole number" -- simulate --placement milp --milp-lookahead 2.5
+expect 0 "fcfs/milp" -- simulate --placement milp --milp-extra-nodes 64 --milp-time-limit-ms 3600000 --sample-jobs 50
 if command -v gnuplot >/dev/null; then
   expect 0 "wrote .*report.html" -- report "$TMP/exp"
   grep -q "<svg\|data:image/svg" "$TMP/exp/report.html" || fail "report.html has no figure"

@@ -1,5 +1,6 @@
 // `rltune experiment` and `rltune report`: config parsing, pairing, determinism across --jobs, resume,
 // failed runs, the paired bootstrap, and the report files (checked by content).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -285,6 +286,36 @@ class Exploding final : public policy::PriorityPolicy {
  private:
   std::vector<JobIndex> order_;
 };
+
+TEST(ExperimentConfig, MilpSettingsHaveOneSetOfBoundsInYamlAndValidation) {
+  // The CLI flags check the same records (tests/cli_test.sh tries some): no way in accepts what another refuses.
+  for (const policy::MilpSetting& s : policy::milp_settings()) {
+    SCOPED_TRACE(s.key);
+    const auto yaml = [&](double v) {
+      return fmt::format("defaults: {{placement: milp, milp: {{{}: {}}}}}\npolicies: [fcfs]\n"
+                         "workloads: [{{cluster: helios, trace: {{generate: {{}}}}}}]\n", s.key, v);
+    };
+    for (const double ok : {s.min, s.max}) {
+      const Config c = parse(yaml(ok));
+      EXPECT_EQ(s.get(c.workloads[0].policies[0].profile.milp), ok);
+      policy::MilpOptions m;
+      s.set(m, ok);
+      EXPECT_NO_THROW(policy::validate(m));
+    }
+    for (const double bad : {s.min - 1, s.max * 2 + 1}) {
+      try {
+        parse(yaml(bad));
+        ADD_FAILURE() << bad << " accepted";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(fmt::format("defaults.milp.{}", s.key)), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fmt::format("between {} and {}", s.min, s.max)), std::string::npos) << e.what();
+      }
+      policy::MilpOptions m;
+      s.set(m, bad);
+      EXPECT_THROW(policy::validate(m), InputError);
+    }
+  }
+}
 
 TEST(ExperimentRunner, AFailedRunIsRecordedAndTheOthersComplete) {
   policy::register_builtins();

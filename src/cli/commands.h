@@ -57,9 +57,8 @@ struct ProfileArgs {
   std::string runtime = "oracle";
   bool backfill = false;
   policy::MultifactorOptions multifactor;
-  policy::MilpOptions milp;
   std::string milp_model = "nodes";
-  std::array<std::optional<double>, 5> milp_weights;  // alpha, beta, gamma, delta, waste; unset = model default
+  std::vector<std::optional<double>> milp_values;  // per policy::milp_settings(); unset = the model's default
   void add_options(CLI::App& app);
   // After parsing: MILP options without the MILP placement would be silently ignored, so they are errors.
   // `policies` may name placements with NAME@PLACEMENT.
@@ -71,6 +70,9 @@ struct ProfileArgs {
   // Adds placement, blocking, backfill, runtime, milp and multifactor settings to a config.json object.
   void describe(report::Json& config, const policy::ProfileOptions& profile) const;
 };
+
+// A MILP setting's flag: --milp-KEY, with '-' for '_'.
+std::string milp_flag(const policy::MilpSetting& setting);
 
 // "a,b" "c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::vector<std::string>& items);

@@ -1,6 +1,8 @@
 // Options shared by the commands that run scheduler profiles.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -11,24 +13,35 @@
 
 namespace rltune::cli {
 
+std::string milp_flag(const policy::MilpSetting& setting) {
+  std::string flag = std::string("--milp-") + setting.key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 void ProfileArgs::add_options(CLI::App& sub) {
   sub.add_option("--placement", placement, "Placement policy: greedy, defrag, balance or milp")->capture_default_str();
-  auto& w = milp_weights;
   sub.add_option("--milp-model", milp_model, "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)")
       ->capture_default_str();
-  sub.add_option("--milp-alpha", w[0], "milp: weight of partially used nodes (default: nodes 0, ways 1)");
-  sub.add_option("--milp-beta", w[1], "milp: weight of load imbalance: variance of node utilisation (nodes; default 0) or free-GPU range (ways; 0.3)");
-  sub.add_option("--milp-gamma", w[2], "milp: reward per upcoming job that still fits (default 0.5)");
-  sub.add_option("--milp-delta", w[3], "milp: weight per node used (default: nodes 0.05, ways 0)");
-  sub.add_option("--milp-waste", w[4], "milp: weight per GPU left free on the nodes used (default: nodes 0.1, ways 0)");
-  sub.add_option("--milp-lookahead", milp.lookahead, "milp: upcoming jobs considered (K)")->capture_default_str();
-  sub.add_option("--milp-extra-nodes", milp.extra_nodes, "milp nodes model: nodes allowed beyond ceil(R/G)")
-      ->capture_default_str();
-  sub.add_option("--milp-node-limit", milp.node_limit,
-                 "milp: branch-and-bound nodes per solve (then best solution or defrag; deterministic)")
-      ->capture_default_str();
-  sub.add_option("--milp-time-limit-ms", milp.time_limit_ms, "milp: time limit per solve (then best solution or defrag)")
-      ->capture_default_str();
+  const policy::MilpOptions defaults;
+  milp_values.assign(policy::milp_settings().size(), std::nullopt);
+  for (std::size_t i = 0; i < milp_values.size(); ++i) {
+    const policy::MilpSetting& s = policy::milp_settings()[i];
+    std::string description = fmt::format("milp: {}", s.description);
+    if (s.integer() || s.key == std::string_view("time_limit_ms")) description += fmt::format(" [{}]", s.get(defaults));
+    // The setting's own bounds, in the words validate() uses, with the flag as written.
+    const CLI::Validator bounds(
+        [s](std::string& text) -> std::string {
+          double v = 0;
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+          if (ec != std::errc() || end != text.data() + text.size()) return text + " is not a number";
+          if (!(v >= s.min && v <= s.max)) return fmt::format("{} is not between {} and {}", text, s.min, s.max);
+          if (s.integer() && v != std::floor(v)) return text + " is not a whole number";
+          return "";
+        },
+        fmt::format("[{} - {}]", s.min, s.max));
+    sub.add_option(milp_flag(s), milp_values[i], description)->type_name(s.integer() ? "INT" : "FLOAT")->check(bounds);
+  }
   sub.add_option("--blocking", blocking, "global: a blocked job stops every start; pool: only in its pools")
       ->capture_default_str();
   sub.add_flag("--backfill", backfill, "EASY backfilling behind blocked jobs (by runtime estimates)");
@@ -43,8 +56,9 @@ void ProfileArgs::add_options(CLI::App& sub) {
 void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& policies) const {
   bool milp_used = placement == "milp";
   for (const auto& name : split_list(policies)) milp_used = milp_used || name.ends_with("@milp");
-  for (const char* name : {"--milp-model", "--milp-alpha", "--milp-beta", "--milp-gamma", "--milp-delta", "--milp-waste",
-                           "--milp-lookahead", "--milp-extra-nodes", "--milp-node-limit", "--milp-time-limit-ms"})
+  std::vector<std::string> flags{"--milp-model"};
+  for (const policy::MilpSetting& s : policy::milp_settings()) flags.push_back(milp_flag(s));
+  for (const std::string& name : flags)
     if (sub.count(name) > 0 && !milp_used)
       throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, placement));
 }
@@ -57,15 +71,10 @@ policy::ProfileOptions ProfileArgs::profile(const std::string& spec) const {
   const auto& mf = multifactor;
   if (!std::isfinite(mf.age_weight) || !std::isfinite(mf.size_weight) || !std::isfinite(mf.max_age_s) || mf.max_age_s <= 0)
     throw InputError("--mf-age-weight, --mf-size-weight and --mf-max-age must be finite, and --mf-max-age > 0");
-  // MILP options: the model's defaults, then the weights given on the command line.
+  // MILP options: the model's defaults, then the values given on the command line.
   policy::MilpOptions m = policy::MilpOptions::for_model(milp_model);
-  m.lookahead = milp.lookahead;
-  m.extra_nodes = milp.extra_nodes;
-  m.time_limit_ms = milp.time_limit_ms;
-  m.node_limit = milp.node_limit;
-  double* weights[] = {&m.alpha, &m.beta, &m.gamma, &m.delta, &m.waste};
-  for (std::size_t i = 0; i < milp_weights.size(); ++i)
-    if (milp_weights[i]) *weights[i] = *milp_weights[i];
+  for (std::size_t i = 0; i < milp_values.size(); ++i)
+    if (milp_values[i]) policy::milp_settings()[i].set(m, *milp_values[i]);
   policy::ProfileOptions p;
   p.priority = priority;
   p.placement = at == std::string::npos ? placement : spec.substr(at + 1);

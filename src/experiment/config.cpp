@@ -64,22 +64,22 @@ struct Parser {
     }
   }
   void milp(const YAML::Node& map, const std::string& key, policy::MilpOptions& m) const {
-    check.only_keys(map, key, {"model", "alpha", "beta", "gamma", "delta", "waste", "lookahead", "extra_nodes",
-                               "node_limit", "time_limit_ms"});
+    std::set<std::string> keys{"model"};
+    for (const policy::MilpSetting& s : policy::milp_settings()) keys.insert(s.key);
+    check.only_keys(map, key, keys);
     // The model's defaults first, so that weights given here override them whatever the key order.
     if (map["model"]) {
       const policy::MilpOptions base = policy::MilpOptions::for_model(check.text(map["model"], key + ".model"));
       m.model = base.model;
       m.alpha = base.alpha, m.beta = base.beta, m.gamma = base.gamma, m.delta = base.delta, m.waste = base.waste;
     }
-    const std::pair<const char*, double*> weights[] = {
-        {"alpha", &m.alpha}, {"beta", &m.beta}, {"gamma", &m.gamma}, {"delta", &m.delta}, {"waste", &m.waste}};
-    for (const auto& [name, value] : weights)
-      if (map[name]) *value = check.number(map[name], key + "." + name, -1e9, 1e9);
-    if (map["lookahead"]) m.lookahead = static_cast<int>(check.integer(map["lookahead"], key + ".lookahead", 0, 1000));
-    if (map["extra_nodes"]) m.extra_nodes = static_cast<int>(check.integer(map["extra_nodes"], key + ".extra_nodes", 0, 1000));
-    if (map["node_limit"]) m.node_limit = check.integer(map["node_limit"], key + ".node_limit", 1, 1'000'000'000);
-    if (map["time_limit_ms"]) m.time_limit_ms = check.number(map["time_limit_ms"], key + ".time_limit_ms", 0.001, 1e7);
+    for (const policy::MilpSetting& s : policy::milp_settings()) {
+      const YAML::Node v = map[s.key];
+      if (!v) continue;
+      const std::string at = key + "." + s.key;
+      s.set(m, s.integer() ? static_cast<double>(check.integer(v, at, static_cast<long long>(s.min), static_cast<long long>(s.max)))
+                           : check.number(v, at, s.min, s.max));
+    }
     policy::validate(m);
   }
   void multifactor(const YAML::Node& map, const std::string& key, policy::MultifactorOptions& mf) const {
@@ -253,10 +253,12 @@ bool is_file_name(const std::string& s) {
 }  // namespace
 
 Json milp_json(const policy::MilpOptions& m) {
-  return {{"model", m.model},         {"alpha", m.alpha},         {"beta", m.beta},
-          {"gamma", m.gamma},         {"delta", m.delta},         {"waste", m.waste},
-          {"lookahead", m.lookahead}, {"extra_nodes", m.extra_nodes}, {"node_limit", m.node_limit},
-          {"time_limit_ms", m.time_limit_ms}};
+  Json j{{"model", m.model}};
+  for (const policy::MilpSetting& s : policy::milp_settings()) {
+    if (s.integer()) j[s.key] = static_cast<long long>(s.get(m));
+    else j[s.key] = s.get(m);
+  }
+  return j;
 }
 
 Json multifactor_json(const policy::MultifactorOptions& mf) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 #include "core/error.h"
 #include "milp/model.h"
@@ -342,15 +343,40 @@ MilpOptions MilpOptions::for_model(const std::string& model) {
   return o;
 }
 
+namespace {
+
+const MilpSetting kSettings[] = {
+    {"alpha", "weight of partially used nodes (default: nodes 0, ways 1)", 0, 1e6, &MilpOptions::alpha},
+    {"beta", "weight of load imbalance: variance of node utilisation (nodes; default 0) or free-GPU range (ways; 0.3)", 0,
+     1e6, &MilpOptions::beta},
+    {"gamma", "reward per upcoming job that still fits (default 0.5)", 0, 1e6, &MilpOptions::gamma},
+    {"delta", "weight per node used (default: nodes 0.05, ways 0)", 0, 1e6, &MilpOptions::delta},
+    {"waste", "weight per GPU left free on the nodes used (default: nodes 0.1, ways 0)", 0, 1e6, &MilpOptions::waste},
+    {"lookahead", "upcoming jobs considered (K)", 0, 1000, &MilpOptions::lookahead},
+    {"extra_nodes", "nodes model: nodes allowed beyond ceil(R/G)", 0, 64, &MilpOptions::extra_nodes},
+    {"node_limit", "branch-and-bound nodes per solve (then best solution or defrag; deterministic)", 1, 1e9,
+     &MilpOptions::node_limit},
+    {"time_limit_ms", "time limit per solve (then best solution or defrag)", 0.001, 3.6e6, &MilpOptions::time_limit_ms},
+};
+
+}  // namespace
+
+std::span<const MilpSetting> milp_settings() { return kSettings; }
+
+double MilpSetting::get(const MilpOptions& o) const {
+  return std::visit([&](auto member) { return static_cast<double>(o.*member); }, field);
+}
+
+void MilpSetting::set(MilpOptions& o, double value) const {
+  std::visit([&](auto member) { o.*member = static_cast<std::remove_reference_t<decltype(o.*member)>>(value); }, field);
+}
+
 void validate(const MilpOptions& o) {
-  if (o.model != "nodes" && o.model != "ways") throw InputError("--milp-model: unknown model '" + o.model + "' (known: nodes, ways)");
-  for (const auto& [name, v] : {std::pair{"alpha", o.alpha}, std::pair{"beta", o.beta}, std::pair{"gamma", o.gamma},
-                                std::pair{"delta", o.delta}, std::pair{"waste", o.waste}})
-    if (!std::isfinite(v) || v < 0 || v > 1e6) throw InputError(fmt::format("--milp-{}: must be between 0 and 1e6", name));
-  if (o.lookahead < 0 || o.lookahead > 1000) throw InputError("--milp-lookahead: must be between 0 and 1000");
-  if (o.extra_nodes < 0 || o.extra_nodes > 64) throw InputError("--milp-extra-nodes: must be between 0 and 64");
-  if (!(o.time_limit_ms > 0) || o.time_limit_ms > 3.6e6) throw InputError("--milp-time-limit-ms: must be positive");
-  if (o.node_limit < 1) throw InputError("--milp-node-limit: must be at least 1");
+  if (o.model != "nodes" && o.model != "ways") throw InputError("milp.model: unknown model '" + o.model + "' (known: nodes, ways)");
+  for (const MilpSetting& s : kSettings) {
+    const double v = s.get(o);
+    if (!(v >= s.min && v <= s.max)) throw InputError(fmt::format("milp.{} {}: must be between {} and {}", s.key, v, s.min, s.max));
+  }
 }
 
 std::unique_ptr<PlacementPolicy> make_milp_placement(const MilpOptions& options) {
