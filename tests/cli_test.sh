@@ -67,8 +67,8 @@ expect 2 "--window '5'" -- simulate --window 5
 expect 0 "3 jobs" -- simulate --trace <(cat "$TMP/ok.csv")
 expect 2 "finite" -- simulate --policy multifactor --mf-age-weight inf
 expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5
-expect 2 "--blocking: unknown value" -- simulate --blocking sometimes
-expect 2 "--runtime: unknown value" -- simulate --runtime psychic
+expect 2 "--blocking: sometimes not in \{global,pool\}" -- simulate --blocking sometimes
+expect 2 "--runtime: psychic not in \{oracle,requested\}" -- simulate --runtime psychic
 expect 2 "unknown trace format" -- simulate --trace "$TMP/ok.csv" --format parquet
 expect 2 "--no-such-flag" -- simulate --no-such-flag
 expect 2 "A subcommand is required|require" --
@@ -184,13 +184,13 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   for model in helios-f1-bsld-ranked philly-sjf-bsld-ranked alibaba-uni-bsld-ranked; do
     expect 0 "$model" -- simulate --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/$model" --sample-jobs 300
   done
-  expect 2 "unknown feature set" -- train --cluster helios --features ranks --out "$TMP/run-bad"
+  expect 2 "--features: ranks not in" -- train --cluster helios --features ranks --out "$TMP/run-bad"
   expect 0 "wrote .*skip.pt" -- export --model "$TMP/run-skip" --torchscript "$TMP/skip.pt"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios
   expect 2 "fewer than --window-len" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
-  expect 2 "unknown split" -- evaluate --model "$TMP/run" --split later
+  expect 2 "--split: later not in" -- evaluate --model "$TMP/run" --split later
   expect 2 "no policy there" -- simulate --policy rl:"$TMP/nowhere"
   expect 2 "model .*nowhere: no policy there" -- simulate --policy rl-sampled:"$TMP/nowhere"
   expect 2 "needs a model" -- simulate --policy rl

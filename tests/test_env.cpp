@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "policy/registry.h"
 #include "rl/env.h"
+#include "rl/policy_net.h"
 #include "workload/generator.h"
 
 namespace rltune::rl {
@@ -258,6 +259,31 @@ TEST(Env, ScoresAndBadNames) {
   EnvOptions o;
   o.baseline = "nope";
   EXPECT_THROW(Env(s.cluster, s.trace.jobs, o), InputError);
+}
+
+// Every enum written as a string: each name reads back as the value that writes it, and an unknown
+// name's error lists the known ones.
+template <typename Table>
+void expect_round_trip(const Table& table) {
+  for (const std::string& name : table.names()) EXPECT_EQ(table.name(table.parse(name)), name);
+  try {
+    table.parse("nonsense");
+    ADD_FAILURE() << table.what << " took an unknown name";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), fmt::format("unknown {} 'nonsense' (known: {})", table.what, fmt::join(table.names(), ", ")));
+  }
+}
+
+TEST(Names, EveryEnumNameReadsBackAsItsValue) {
+  expect_round_trip(kScoreNames);
+  expect_round_trip(kSplitNames);
+  expect_round_trip(kFeatureSetNames);
+  expect_round_trip(kArchNames);
+  expect_round_trip(policy::kBlockingNames);
+  expect_round_trip(sim::kRuntimeNames);
+  expect_round_trip(sim::kJobStateNames);
+  EXPECT_STREQ(to_string(Split::validation), "validation");
+  EXPECT_STREQ(sim::to_string(sim::JobState::completed), "completed");
 }
 
 }  // namespace

@@ -142,7 +142,9 @@ Command add_evaluate(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--windows", args->windows, "Number of windows (drawn with --seed)")->capture_default_str();
   sub->add_option("--window-len", args->window_len, "Jobs per window")->capture_default_str();
-  sub->add_option("--split", args->split, "Where windows come from: test, validation, train or all")->capture_default_str();
+  sub->add_option("--split", args->split, "Where windows come from: test, validation, train or all")
+      ->capture_default_str()
+      ->check(CLI::IsMember(rl::kSplitNames.names()));
   sub->add_option("--train-split", args->train_split, "Share of the trace (by job index) used for training")
       ->capture_default_str();
   sub->add_flag("--sample", args->sample, "Sample the model's actions (seeded) instead of taking the argmax");

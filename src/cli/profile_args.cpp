@@ -43,9 +43,12 @@ void ProfileArgs::add_options(CLI::App& sub) {
     sub.add_option(milp_flag(s), milp_values[i], description)->type_name(s.integer() ? "INT" : "FLOAT")->check(bounds);
   }
   sub.add_option("--blocking", blocking, "global: a blocked job stops every start; pool: only in its pools")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember(policy::kBlockingNames.names()));
   sub.add_flag("--backfill", backfill, "EASY backfilling behind blocked jobs (by runtime estimates)");
-  sub.add_option("--runtime", runtime, "Runtime estimates: oracle (true duration) or requested")->capture_default_str();
+  sub.add_option("--runtime", runtime, "Runtime estimates: oracle (true duration) or requested")
+      ->capture_default_str()
+      ->check(CLI::IsMember(sim::kRuntimeNames.names()));
   sub.add_option("--mf-age-weight", multifactor.age_weight, "multifactor: Slurm PriorityWeightAge")->capture_default_str();
   sub.add_option("--mf-size-weight", multifactor.size_weight, "multifactor: Slurm PriorityWeightJobSize")
       ->capture_default_str();

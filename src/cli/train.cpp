@@ -83,9 +83,12 @@ Command add_train(CLI::App& app) {
   sub->add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint (same arguments; --epochs and --threads may change)");
   sub->add_option("--baseline", args->baseline, "Heuristic the reward compares against; also orders the observed queue")
       ->capture_default_str();
-  sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")->capture_default_str();
+  sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")
+      ->capture_default_str()
+      ->check(CLI::IsMember(rl::kScoreNames.names()));
   sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1), extended (+ runtime estimate, age rank, pool load) or ranked (extended + the job's place in the --baseline order)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember(rl::kFeatureSetNames.names()));
   sub->add_flag("--attention", args->attention, "Self-attention policy instead of the per-slot MLP");
   sub->add_flag("--reconsider", args->reconsider,
                 "A pick that cannot start yet blocks only until the next event, then the policy picks again (as heuristics "

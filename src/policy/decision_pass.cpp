@@ -9,14 +9,6 @@
 
 namespace rltune::policy {
 
-Blocking parse_blocking(const std::string& name) {
-  if (name == "global") return Blocking::global;
-  if (name == "pool") return Blocking::pool;
-  throw InputError("--blocking: unknown value '" + name + "' (known: global, pool)");
-}
-
-const char* to_string(Blocking blocking) { return blocking == Blocking::global ? "global" : "pool"; }
-
 Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
   const Seconds now = engine.now();
   const auto estimated_end = [&](JobIndex r) { return std::max(now, engine.job(r).start + engine.job(r).estimate); };

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/names.h"
 #include "policy/placement/placement.h"
 #include "sim/engine.h"
 
@@ -30,8 +31,9 @@ enum class Blocking {
   global,  // the first job that cannot start blocks every pool (the reference's head-of-line rule)
   pool,    // it blocks only the pools it may use; other pools keep being served in priority order
 };
-Blocking parse_blocking(const std::string& name);  // InputError for unknown names
-const char* to_string(Blocking blocking);
+inline constexpr NameTable<Blocking, 2> kBlockingNames{"blocking mode", {{{Blocking::global, "global"}, {Blocking::pool, "pool"}}}};
+inline Blocking parse_blocking(const std::string& name) { return kBlockingNames.parse(name); }  // InputError for unknown names
+inline const char* to_string(Blocking value) { return kBlockingNames.name(value); }
 
 // What an offer did.
 enum class Outcome {

@@ -9,26 +9,6 @@
 
 namespace rltune::rl {
 
-Score parse_score(const std::string& name) {
-  if (name == "bsld") return Score::bsld;
-  if (name == "wait") return Score::wait;
-  if (name == "jct") return Score::jct;
-  if (name == "sld") return Score::sld;
-  if (name == "util") return Score::util;
-  throw InputError("--score: unknown score '" + name + "' (known: bsld, wait, jct, sld, util)");
-}
-
-const char* to_string(Score score) {
-  switch (score) {
-    case Score::bsld: return "bsld";
-    case Score::wait: return "wait";
-    case Score::jct: return "jct";
-    case Score::sld: return "sld";
-    case Score::util: return "util";
-  }
-  return "?";
-}
-
 double score(const sim::Engine& e, Score s) {
   double sum = 0, work = 0;
   std::size_t n = 0;
@@ -78,24 +58,6 @@ Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jo
 void Env::set_ranker(Ranker ranker) {
   // Only look-ahead placements read the ranking: without one, the agent's scores are not worth computing.
   agent_.set_ranker(pass_.placement().lookahead() > 0 ? std::move(ranker) : Ranker{});
-}
-
-Split parse_split(const std::string& name) {
-  if (name == "train") return Split::train;
-  if (name == "validation") return Split::validation;
-  if (name == "test") return Split::test;
-  if (name == "all") return Split::all;
-  throw InputError("--split: unknown split '" + name + "' (known: train, validation, test, all)");
-}
-
-const char* to_string(Split split) {
-  switch (split) {
-    case Split::train: return "train";
-    case Split::validation: return "validation";
-    case Split::test: return "test";
-    case Split::all: return "all";
-  }
-  return "?";
 }
 
 std::pair<std::size_t, std::size_t> split_range(std::size_t n, double train_split, Split split) {

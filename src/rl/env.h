@@ -29,13 +29,15 @@ namespace rltune::rl {
 // Scores, lower is better: average bounded slowdown, wait, JCT or slowdown over the window's completed
 // jobs, or minus the GPU utilisation (GPU-seconds used / GPU-seconds available from first submit to last end).
 enum class Score { bsld, wait, jct, sld, util };
-Score parse_score(const std::string& name);  // InputError for unknown names
-const char* to_string(Score score);
+inline constexpr NameTable<Score, 5> kScoreNames{"score", {{{Score::bsld, "bsld"}, {Score::wait, "wait"}, {Score::jct, "jct"}, {Score::sld, "sld"}, {Score::util, "util"}}}};
+inline Score parse_score(const std::string& name) { return kScoreNames.parse(name); }  // InputError for unknown names
+inline const char* to_string(Score value) { return kScoreNames.name(value); }
 double score(const sim::Engine& finished, Score score);
 
 enum class Split { train, validation, test, all };
-Split parse_split(const std::string& name);  // InputError for unknown names
-const char* to_string(Split split);
+inline constexpr NameTable<Split, 4> kSplitNames{"split", {{{Split::train, "train"}, {Split::validation, "validation"}, {Split::test, "test"}, {Split::all, "all"}}}};
+inline Split parse_split(const std::string& name) { return kSplitNames.parse(name); }  // InputError for unknown names
+inline const char* to_string(Split value) { return kSplitNames.name(value); }
 // [first, last) job indices of `split` in a trace of `jobs` jobs: the first train_split of the jobs (by
 // index) train; the rest is halved into validation and test (B6: they never overlap training).
 std::pair<std::size_t, std::size_t> split_range(std::size_t jobs, double train_split, Split split);

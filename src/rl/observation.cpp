@@ -34,22 +34,6 @@ const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, const cl
 
 }  // namespace
 
-FeatureSet parse_feature_set(const std::string& name) {
-  if (name == "paper") return FeatureSet::paper;
-  if (name == "extended") return FeatureSet::extended;
-  if (name == "ranked") return FeatureSet::ranked;
-  throw InputError("--features: unknown feature set '" + name + "' (known: paper, extended, ranked)");
-}
-
-const char* to_string(FeatureSet set) {
-  switch (set) {
-    case FeatureSet::paper: return "paper";
-    case FeatureSet::extended: return "extended";
-    case FeatureSet::ranked: return "ranked";
-  }
-  return "?";
-}
-
 void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observation& out,
              const ObservationOptions& options) {
   const cluster::ClusterState& state = engine.cluster();

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "core/names.h"
 #include "core/types.h"
 #include "sim/engine.h"
 
@@ -47,8 +48,9 @@ inline constexpr int kMaxFeatures = kRankedFeatures;
 inline constexpr double kEps = 1e-5;
 
 enum class FeatureSet { paper, extended, ranked };
-FeatureSet parse_feature_set(const std::string& name);  // InputError for unknown names
-const char* to_string(FeatureSet set);
+inline constexpr NameTable<FeatureSet, 3> kFeatureSetNames{"feature set", {{{FeatureSet::paper, "paper"}, {FeatureSet::extended, "extended"}, {FeatureSet::ranked, "ranked"}}}};
+inline FeatureSet parse_feature_set(const std::string& name) { return kFeatureSetNames.parse(name); }  // InputError for unknown names
+inline const char* to_string(FeatureSet value) { return kFeatureSetNames.name(value); }
 inline int feature_count(FeatureSet set) {
   return set == FeatureSet::paper ? kFeatures : set == FeatureSet::extended ? kExtendedFeatures : kRankedFeatures;
 }

@@ -34,14 +34,6 @@ Dense zeros(int in, int out) {
 
 }  // namespace
 
-Arch parse_arch(const std::string& name) {
-  if (name == "mlp") return Arch::mlp;
-  if (name == "attention") return Arch::attention;
-  throw InputError("unknown policy architecture '" + name + "' (known: mlp, attention)");
-}
-
-const char* to_string(Arch arch) { return arch == Arch::mlp ? "mlp" : "attention"; }
-
 PolicyNet PolicyNet::shaped(Arch arch, int features, bool skip) {
   PolicyNet net;
   net.arch = arch;

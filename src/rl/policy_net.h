@@ -24,8 +24,9 @@ enum class Arch {
   attention,  // --attention: per slot q, k, v = ReLU(Dense 32); softmax(q k^T) over the visible slots
               // (padding slots masked, unlike the reference); then 32-16-8-1 (ReLU) per slot
 };
-Arch parse_arch(const std::string& name);  // InputError for unknown names
-const char* to_string(Arch arch);
+inline constexpr NameTable<Arch, 2> kArchNames{"policy architecture", {{{Arch::mlp, "mlp"}, {Arch::attention, "attention"}}}};
+inline Arch parse_arch(const std::string& name) { return kArchNames.parse(name); }  // InputError for unknown names
+inline const char* to_string(Arch value) { return kArchNames.name(value); }
 
 // Hidden sizes of the paper's networks.
 inline constexpr int kHidden1 = 32, kHidden2 = 16, kHidden3 = 8;

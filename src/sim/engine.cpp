@@ -9,27 +9,6 @@
 
 namespace rltune::sim {
 
-RuntimeKnowledge parse_runtime_knowledge(const std::string& name) {
-  if (name == "oracle") return RuntimeKnowledge::oracle;
-  if (name == "requested") return RuntimeKnowledge::requested;
-  throw InputError("--runtime: unknown value '" + name + "' (known: oracle, requested)");
-}
-
-const char* to_string(RuntimeKnowledge knowledge) {
-  return knowledge == RuntimeKnowledge::oracle ? "oracle" : "requested";
-}
-
-const char* to_string(JobState state) {
-  switch (state) {
-    case JobState::pending: return "pending";
-    case JobState::queued: return "queued";
-    case JobState::running: return "running";
-    case JobState::completed: return "completed";
-    case JobState::rejected: return "rejected";
-  }
-  return "?";
-}
-
 Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EngineOptions options)
     : specs_(jobs), options_(options), cluster_(cluster), jobs_(jobs.size()) {
   for (std::size_t i = 0; i < jobs.size(); ++i) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cluster/cluster_state.h"
+#include "core/names.h"
 #include "trace/job_spec.h"
 
 namespace rltune::sim {
@@ -21,11 +22,13 @@ enum class RuntimeKnowledge {
   oracle,     // estimate = true duration (the reference's behaviour)
   requested,  // estimate = the trace's requested time where present, else the true duration
 };
-RuntimeKnowledge parse_runtime_knowledge(const std::string& name);  // InputError for unknown names
-const char* to_string(RuntimeKnowledge knowledge);
+inline constexpr NameTable<RuntimeKnowledge, 2> kRuntimeNames{"runtime knowledge", {{{RuntimeKnowledge::oracle, "oracle"}, {RuntimeKnowledge::requested, "requested"}}}};
+inline RuntimeKnowledge parse_runtime_knowledge(const std::string& name) { return kRuntimeNames.parse(name); }  // InputError for unknown names
+inline const char* to_string(RuntimeKnowledge value) { return kRuntimeNames.name(value); }
 
 enum class JobState { pending, queued, running, completed, rejected };
-const char* to_string(JobState state);
+inline constexpr NameTable<JobState, 5> kJobStateNames{"job state", {{{JobState::pending, "pending"}, {JobState::queued, "queued"}, {JobState::running, "running"}, {JobState::completed, "completed"}, {JobState::rejected, "rejected"}}}};
+inline const char* to_string(JobState value) { return kJobStateNames.name(value); }
 
 struct SimJob {
   const trace::JobSpec* spec = nullptr;
