@@ -65,7 +65,7 @@ expect 2 "neither a preset" -- simulate --cluster nowhere
 expect 2 "--window '5'" -- simulate --window 5
 "$RLTUNE" simulate --window 0:010 --out "$TMP/w" > /dev/null 2>&1 && grep -q '^0:10,' "$TMP/w/jobs.csv" || fail "window labels are START:LEN"
 expect 0 "3 jobs" -- simulate --trace <(cat "$TMP/ok.csv")
-expect 2 "finite" -- simulate --policy multifactor --mf-age-weight inf
+expect 2 "--mf-age-weight: inf is not between" -- simulate --policy multifactor --mf-age-weight inf
 expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5
 expect 2 "--blocking: sometimes not in \{global,pool\}" -- simulate --blocking sometimes
 expect 2 "--runtime: psychic not in \{oracle,requested\}" -- simulate --runtime psychic

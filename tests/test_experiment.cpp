@@ -287,34 +287,46 @@ class Exploding final : public policy::PriorityPolicy {
   std::vector<JobIndex> order_;
 };
 
-TEST(ExperimentConfig, MilpSettingsHaveOneSetOfBoundsInYamlAndValidation) {
-  // The CLI flags check the same records (tests/cli_test.sh tries some): no way in accepts what another refuses.
-  for (const policy::MilpSetting& s : policy::milp_settings()) {
+// Every numeric setting's bounds are accepted and one step beyond refused, alike by the YAML reader and
+// validation (the CLI flags check the same records; tests/cli_test.sh tries some): no way in accepts
+// what another refuses.
+template <typename Options>
+void expect_one_set_of_bounds(std::span<const NumberSetting<Options>> settings, const char* group, const char* policy,
+                              const std::function<const Options&(const Config&)>& options_of) {
+  for (const NumberSetting<Options>& s : settings) {
     SCOPED_TRACE(s.key);
     const auto yaml = [&](double v) {
-      return fmt::format("defaults: {{placement: milp, milp: {{{}: {}}}}}\npolicies: [fcfs]\n"
-                         "workloads: [{{cluster: helios, trace: {{generate: {{}}}}}}]\n", s.key, v);
+      return fmt::format("defaults: {{placement: milp, {}: {{{}: {}}}}}\npolicies: [{}]\n"
+                         "workloads: [{{cluster: helios, trace: {{generate: {{}}}}}}]\n", group, s.key, v, policy);
     };
     for (const double ok : {s.min, s.max}) {
-      const Config c = parse(yaml(ok));
-      EXPECT_EQ(s.get(c.workloads[0].policies[0].profile.milp), ok);
-      policy::MilpOptions m;
-      s.set(m, ok);
-      EXPECT_NO_THROW(policy::validate(m));
+      EXPECT_EQ(s.get(options_of(parse(yaml(ok)))), ok);
+      Options o;
+      s.set(o, ok);
+      EXPECT_NO_THROW(policy::validate(o));
     }
     for (const double bad : {s.min - 1, s.max * 2 + 1}) {
       try {
         parse(yaml(bad));
         ADD_FAILURE() << bad << " accepted";
       } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find(fmt::format("defaults.milp.{}", s.key)), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fmt::format("defaults.{}.{}", group, s.key)), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find(fmt::format("between {} and {}", s.min, s.max)), std::string::npos) << e.what();
       }
-      policy::MilpOptions m;
-      s.set(m, bad);
-      EXPECT_THROW(policy::validate(m), InputError);
+      Options o;
+      s.set(o, bad);
+      EXPECT_THROW(policy::validate(o), InputError);
     }
   }
+}
+
+TEST(ExperimentConfig, EachSettingHasOneSetOfBoundsInYamlAndValidation) {
+  expect_one_set_of_bounds<policy::MilpOptions>(policy::milp_settings(), "milp", "fcfs", [](const Config& c) -> const auto& {
+    return c.workloads[0].policies[0].profile.milp;
+  });
+  expect_one_set_of_bounds<policy::MultifactorOptions>(
+      policy::multifactor_settings(), "multifactor", "multifactor",
+      [](const Config& c) -> const auto& { return c.workloads[0].policies[0].profile.priority_options.multifactor; });
 }
 
 TEST(ExperimentRunner, AFailedRunIsRecordedAndTheOthersComplete) {

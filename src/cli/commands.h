@@ -56,9 +56,11 @@ struct ProfileArgs {
   std::string blocking = "global";
   std::string runtime = "oracle";
   bool backfill = false;
-  policy::MultifactorOptions multifactor;
+  std::vector<std::optional<double>> multifactor_values;  // per policy::multifactor_settings()
+  bool favor_small = false;
   std::string milp_model = "nodes";
   std::vector<std::optional<double>> milp_values;  // per policy::milp_settings(); unset = the model's default
+  policy::MultifactorOptions multifactor() const;  // the defaults with the values given
   void add_options(CLI::App& app);
   // After parsing: MILP options without the MILP placement would be silently ignored, so they are errors.
   // `policies` may name placements with NAME@PLACEMENT.
@@ -70,9 +72,6 @@ struct ProfileArgs {
   // Adds placement, blocking, backfill, runtime, milp and multifactor settings to a config.json object.
   void describe(report::Json& config, const policy::ProfileOptions& profile) const;
 };
-
-// A MILP setting's flag: --milp-KEY, with '-' for '_'.
-std::string milp_flag(const policy::MilpSetting& setting);
 
 // "a,b" "c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::vector<std::string>& items);

@@ -13,23 +13,20 @@
 
 namespace rltune::cli {
 
-std::string milp_flag(const policy::MilpSetting& setting) {
-  std::string flag = std::string("--milp-") + setting.key;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return flag;
-}
+namespace {
 
-void ProfileArgs::add_options(CLI::App& sub) {
-  sub.add_option("--placement", placement, "Placement policy: greedy, defrag, balance or milp")->capture_default_str();
-  sub.add_option("--milp-model", milp_model, "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)")
-      ->capture_default_str();
-  const policy::MilpOptions defaults;
-  milp_values.assign(policy::milp_settings().size(), std::nullopt);
-  for (std::size_t i = 0; i < milp_values.size(); ++i) {
-    const policy::MilpSetting& s = policy::milp_settings()[i];
-    std::string description = fmt::format("milp: {}", s.description);
-    if (s.integer() || s.key == std::string_view("time_limit_ms")) description += fmt::format(" [{}]", s.get(defaults));
-    // The setting's own bounds, in the words validate() uses, with the flag as written.
+// One flag per setting, into values[i] (unset = the default); bounds and whole numbers are checked at
+// parse time, in the flag's name.
+template <typename Options>
+void add_settings(CLI::App& sub, std::span<const NumberSetting<Options>> settings, const char* group,
+                  std::vector<std::optional<double>>& values) {
+  static const Options defaults{};  // static: GCC 12 warns (wrongly) that a local one may be uninitialised
+  values.assign(settings.size(), std::nullopt);
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    const NumberSetting<Options>& s = settings[i];
+    std::string description = fmt::format("{}: {}", group, s.description);
+    if (std::string_view(s.description).find("default") == std::string_view::npos)
+      description += fmt::format(" [{}]", s.get(defaults));
     const CLI::Validator bounds(
         [s](std::string& text) -> std::string {
           double v = 0;
@@ -40,8 +37,24 @@ void ProfileArgs::add_options(CLI::App& sub) {
           return "";
         },
         fmt::format("[{} - {}]", s.min, s.max));
-    sub.add_option(milp_flag(s), milp_values[i], description)->type_name(s.integer() ? "INT" : "FLOAT")->check(bounds);
+    sub.add_option(s.flag, values[i], description)->type_name(s.integer() ? "INT" : "FLOAT")->check(bounds);
   }
+}
+
+template <typename Options>
+void apply_settings(std::span<const NumberSetting<Options>> settings, const std::vector<std::optional<double>>& values,
+                    Options& o) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i]) settings[i].set(o, *values[i]);
+}
+
+}  // namespace
+
+void ProfileArgs::add_options(CLI::App& sub) {
+  sub.add_option("--placement", placement, "Placement policy: greedy, defrag, balance or milp")->capture_default_str();
+  sub.add_option("--milp-model", milp_model, "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)")
+      ->capture_default_str();
+  add_settings(sub, policy::milp_settings(), "milp", milp_values);
   sub.add_option("--blocking", blocking, "global: a blocked job stops every start; pool: only in its pools")
       ->capture_default_str()
       ->check(CLI::IsMember(policy::kBlockingNames.names()));
@@ -49,18 +62,15 @@ void ProfileArgs::add_options(CLI::App& sub) {
   sub.add_option("--runtime", runtime, "Runtime estimates: oracle (true duration) or requested")
       ->capture_default_str()
       ->check(CLI::IsMember(sim::kRuntimeNames.names()));
-  sub.add_option("--mf-age-weight", multifactor.age_weight, "multifactor: Slurm PriorityWeightAge")->capture_default_str();
-  sub.add_option("--mf-size-weight", multifactor.size_weight, "multifactor: Slurm PriorityWeightJobSize")
-      ->capture_default_str();
-  sub.add_option("--mf-max-age", multifactor.max_age_s, "multifactor: Slurm PriorityMaxAge in seconds")->capture_default_str();
-  sub.add_flag("--mf-favor-small", multifactor.favor_small, "multifactor: Slurm PriorityFavorSmall=YES");
+  add_settings(sub, policy::multifactor_settings(), "multifactor", multifactor_values);
+  sub.add_flag("--mf-favor-small", favor_small, "multifactor: Slurm PriorityFavorSmall=YES");
 }
 
 void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& policies) const {
   bool milp_used = placement == "milp";
   for (const auto& name : split_list(policies)) milp_used = milp_used || name.ends_with("@milp");
   std::vector<std::string> flags{"--milp-model"};
-  for (const policy::MilpSetting& s : policy::milp_settings()) flags.push_back(milp_flag(s));
+  for (const policy::MilpSetting& s : policy::milp_settings()) flags.push_back(s.flag);
   for (const std::string& name : flags)
     if (sub.count(name) > 0 && !milp_used)
       throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, placement));
@@ -71,22 +81,25 @@ policy::ProfileOptions ProfileArgs::profile(const std::string& spec) const {
   const auto at = spec.rfind('@');
   const std::string priority = at == std::string::npos ? spec : spec.substr(0, at);
   if (at != std::string::npos && at + 1 == spec.size()) throw InputError("--policy " + spec + ": a placement after @ is missing");
-  const auto& mf = multifactor;
-  if (!std::isfinite(mf.age_weight) || !std::isfinite(mf.size_weight) || !std::isfinite(mf.max_age_s) || mf.max_age_s <= 0)
-    throw InputError("--mf-age-weight, --mf-size-weight and --mf-max-age must be finite, and --mf-max-age > 0");
   // MILP options: the model's defaults, then the values given on the command line.
   policy::MilpOptions m = policy::MilpOptions::for_model(milp_model);
-  for (std::size_t i = 0; i < milp_values.size(); ++i)
-    if (milp_values[i]) policy::milp_settings()[i].set(m, *milp_values[i]);
+  apply_settings(policy::milp_settings(), milp_values, m);
   policy::ProfileOptions p;
   p.priority = priority;
   p.placement = at == std::string::npos ? placement : spec.substr(at + 1);
   p.blocking = policy::parse_blocking(blocking);
   p.backfill = backfill;
-  p.priority_options.multifactor = multifactor;
+  p.priority_options.multifactor = multifactor();
   p.milp = m;
   policy::make_profile(p);  // fail on unknown names before any work
   return p;
+}
+
+policy::MultifactorOptions ProfileArgs::multifactor() const {
+  policy::MultifactorOptions mf;
+  apply_settings(policy::multifactor_settings(), multifactor_values, mf);
+  mf.favor_small = favor_small;
+  return mf;
 }
 
 sim::EngineOptions ProfileArgs::engine() const {
@@ -101,7 +114,7 @@ void ProfileArgs::describe(report::Json& config, const policy::ProfileOptions& p
   config["backfill"] = backfill;
   config["runtime"] = runtime;
   if (p.placement == "milp") config["milp"] = experiment::milp_json(p.milp);
-  config["multifactor"] = experiment::multifactor_json(multifactor);
+  config["multifactor"] = experiment::multifactor_json(multifactor());
 }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {

@@ -63,30 +63,37 @@ struct Parser {
       }
     }
   }
+  // The settings present in `map`, each within its bounds.
+  template <typename Options>
+  void read_settings(const YAML::Node& map, const std::string& key, std::span<const NumberSetting<Options>> settings,
+                     Options& o) const {
+    for (const NumberSetting<Options>& s : settings) {
+      const YAML::Node v = map[s.key];
+      if (!v) continue;
+      const std::string at = key + "." + s.key;
+      s.set(o, s.integer() ? static_cast<double>(check.integer(v, at, static_cast<long long>(s.min), static_cast<long long>(s.max)))
+                           : check.number(v, at, s.min, s.max));
+    }
+  }
+  template <typename Options>
+  static std::set<std::string> keys_of(std::span<const NumberSetting<Options>> settings, std::set<std::string> others) {
+    for (const NumberSetting<Options>& s : settings) others.insert(s.key);
+    return others;
+  }
   void milp(const YAML::Node& map, const std::string& key, policy::MilpOptions& m) const {
-    std::set<std::string> keys{"model"};
-    for (const policy::MilpSetting& s : policy::milp_settings()) keys.insert(s.key);
-    check.only_keys(map, key, keys);
+    check.only_keys(map, key, keys_of(policy::milp_settings(), {"model"}));
     // The model's defaults first, so that weights given here override them whatever the key order.
     if (map["model"]) {
       const policy::MilpOptions base = policy::MilpOptions::for_model(check.text(map["model"], key + ".model"));
       m.model = base.model;
       m.alpha = base.alpha, m.beta = base.beta, m.gamma = base.gamma, m.delta = base.delta, m.waste = base.waste;
     }
-    for (const policy::MilpSetting& s : policy::milp_settings()) {
-      const YAML::Node v = map[s.key];
-      if (!v) continue;
-      const std::string at = key + "." + s.key;
-      s.set(m, s.integer() ? static_cast<double>(check.integer(v, at, static_cast<long long>(s.min), static_cast<long long>(s.max)))
-                           : check.number(v, at, s.min, s.max));
-    }
+    read_settings(map, key, policy::milp_settings(), m);
     policy::validate(m);
   }
   void multifactor(const YAML::Node& map, const std::string& key, policy::MultifactorOptions& mf) const {
-    check.only_keys(map, key, {"age_weight", "size_weight", "max_age_s", "favor_small"});
-    if (map["age_weight"]) mf.age_weight = check.number(map["age_weight"], key + ".age_weight", -1e12, 1e12);
-    if (map["size_weight"]) mf.size_weight = check.number(map["size_weight"], key + ".size_weight", -1e12, 1e12);
-    if (map["max_age_s"]) mf.max_age_s = check.number(map["max_age_s"], key + ".max_age_s", 1e-9, 1e12);
+    check.only_keys(map, key, keys_of(policy::multifactor_settings(), {"favor_small"}));
+    read_settings(map, key, policy::multifactor_settings(), mf);
     if (map["favor_small"]) mf.favor_small = boolean(map["favor_small"], key + ".favor_small");
   }
 
@@ -252,20 +259,30 @@ bool is_file_name(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// Each setting under its key, integers as integers.
+template <typename Options>
+void write_settings(Json& j, const Options& o, std::span<const NumberSetting<Options>> settings) {
+  for (const NumberSetting<Options>& s : settings) {
+    if (s.integer()) j[s.key] = static_cast<long long>(s.get(o));
+    else j[s.key] = s.get(o);
+  }
+}
+
+}  // namespace
+
 Json milp_json(const policy::MilpOptions& m) {
   Json j{{"model", m.model}};
-  for (const policy::MilpSetting& s : policy::milp_settings()) {
-    if (s.integer()) j[s.key] = static_cast<long long>(s.get(m));
-    else j[s.key] = s.get(m);
-  }
+  write_settings(j, m, policy::milp_settings());
   return j;
 }
 
 Json multifactor_json(const policy::MultifactorOptions& mf) {
-  return {{"age_weight", mf.age_weight},
-          {"size_weight", mf.size_weight},
-          {"max_age_s", mf.max_age_s},
-          {"favor_small", mf.favor_small}};
+  Json j;
+  write_settings(j, mf, policy::multifactor_settings());
+  j["favor_small"] = mf.favor_small;
+  return j;
 }
 
 Config parse_config(const std::string& yaml, const std::string& file) {

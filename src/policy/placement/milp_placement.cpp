@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
-#include <type_traits>
 
 #include "core/error.h"
 #include "milp/model.h"
@@ -346,37 +345,29 @@ MilpOptions MilpOptions::for_model(const std::string& model) {
 namespace {
 
 const MilpSetting kSettings[] = {
-    {"alpha", "weight of partially used nodes (default: nodes 0, ways 1)", 0, 1e6, &MilpOptions::alpha},
-    {"beta", "weight of load imbalance: variance of node utilisation (nodes; default 0) or free-GPU range (ways; 0.3)", 0,
-     1e6, &MilpOptions::beta},
-    {"gamma", "reward per upcoming job that still fits (default 0.5)", 0, 1e6, &MilpOptions::gamma},
-    {"delta", "weight per node used (default: nodes 0.05, ways 0)", 0, 1e6, &MilpOptions::delta},
-    {"waste", "weight per GPU left free on the nodes used (default: nodes 0.1, ways 0)", 0, 1e6, &MilpOptions::waste},
-    {"lookahead", "upcoming jobs considered (K)", 0, 1000, &MilpOptions::lookahead},
-    {"extra_nodes", "nodes model: nodes allowed beyond ceil(R/G)", 0, 64, &MilpOptions::extra_nodes},
-    {"node_limit", "branch-and-bound nodes per solve (then best solution or defrag; deterministic)", 1, 1e9,
-     &MilpOptions::node_limit},
-    {"time_limit_ms", "time limit per solve (then best solution or defrag)", 0.001, 3.6e6, &MilpOptions::time_limit_ms},
+    {"--milp-alpha", "alpha", "weight of partially used nodes (default: nodes 0, ways 1)", 0, 1e6, &MilpOptions::alpha},
+    {"--milp-beta", "beta",
+     "weight of load imbalance: variance of node utilisation (nodes; default 0) or free-GPU range (ways; 0.3)", 0, 1e6,
+     &MilpOptions::beta},
+    {"--milp-gamma", "gamma", "reward per upcoming job that still fits (default 0.5)", 0, 1e6, &MilpOptions::gamma},
+    {"--milp-delta", "delta", "weight per node used (default: nodes 0.05, ways 0)", 0, 1e6, &MilpOptions::delta},
+    {"--milp-waste", "waste", "weight per GPU left free on the nodes used (default: nodes 0.1, ways 0)", 0, 1e6,
+     &MilpOptions::waste},
+    {"--milp-lookahead", "lookahead", "upcoming jobs considered (K)", 0, 1000, &MilpOptions::lookahead},
+    {"--milp-extra-nodes", "extra_nodes", "nodes model: nodes allowed beyond ceil(R/G)", 0, 64, &MilpOptions::extra_nodes},
+    {"--milp-node-limit", "node_limit", "branch-and-bound nodes per solve (then best solution or defrag; deterministic)", 1,
+     1e9, &MilpOptions::node_limit},
+    {"--milp-time-limit-ms", "time_limit_ms", "time limit per solve (then best solution or defrag)", 0.001, 3.6e6,
+     &MilpOptions::time_limit_ms},
 };
 
 }  // namespace
 
 std::span<const MilpSetting> milp_settings() { return kSettings; }
 
-double MilpSetting::get(const MilpOptions& o) const {
-  return std::visit([&](auto member) { return static_cast<double>(o.*member); }, field);
-}
-
-void MilpSetting::set(MilpOptions& o, double value) const {
-  std::visit([&](auto member) { o.*member = static_cast<std::remove_reference_t<decltype(o.*member)>>(value); }, field);
-}
-
 void validate(const MilpOptions& o) {
   if (o.model != "nodes" && o.model != "ways") throw InputError("milp.model: unknown model '" + o.model + "' (known: nodes, ways)");
-  for (const MilpSetting& s : kSettings) {
-    const double v = s.get(o);
-    if (!(v >= s.min && v <= s.max)) throw InputError(fmt::format("milp.{} {}: must be between {} and {}", s.key, v, s.min, s.max));
-  }
+  check_bounds(o, milp_settings(), "milp");
 }
 
 std::unique_ptr<PlacementPolicy> make_milp_placement(const MilpOptions& options) {

@@ -29,9 +29,8 @@
 // had a solution). The node limit keeps placements deterministic; the time limit is a wall-clock safety
 // valve behind it: only when that fires may a placement depend on machine load.
 #include <memory>
-#include <span>
-#include <variant>
 
+#include "core/settings.h"
 #include "policy/placement/placement.h"
 
 namespace rltune::policy {
@@ -54,18 +53,8 @@ struct MilpOptions {
   // The defaults of a model: `ways` uses the reference's alpha 1, beta 0.3, gamma 0.5 and nothing else.
   static MilpOptions for_model(const std::string& model);
 };
-// One record per numeric option of MilpOptions, in config.json order. The CLI flag is --milp-KEY (with
-// '-' for '_') and the experiment YAML key milp.KEY; both take description and bounds from here, and
-// validate() checks the same bounds, so no way in can accept what another refuses.
-struct MilpSetting {
-  const char* key;
-  const char* description;
-  double min, max;
-  std::variant<double MilpOptions::*, int MilpOptions::*, long MilpOptions::*> field;
-  bool integer() const { return field.index() != 0; }
-  double get(const MilpOptions& o) const;
-  void set(MilpOptions& o, double value) const;  // integers: value must be integral (the callers check)
-};
+// The numeric settings, in config.json order (the CLI's --milp-* flags, YAML's milp.KEY).
+using MilpSetting = NumberSetting<MilpOptions>;
 std::span<const MilpSetting> milp_settings();
 // InputError naming the setting (milp.KEY) for an unknown model or a value out of its bounds.
 void validate(const MilpOptions& options);

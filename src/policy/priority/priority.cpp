@@ -130,7 +130,22 @@ class KeyPriority final : public PriorityPolicy {
 
 const std::vector<PriorityKeyDef>& priority_key_defs() { return kDefs; }
 
+namespace {
+
+const MultifactorSetting kMultifactorSettings[] = {
+    {"--mf-age-weight", "age_weight", "Slurm PriorityWeightAge", -1e12, 1e12, &MultifactorOptions::age_weight},
+    {"--mf-size-weight", "size_weight", "Slurm PriorityWeightJobSize", -1e12, 1e12, &MultifactorOptions::size_weight},
+    {"--mf-max-age", "max_age_s", "Slurm PriorityMaxAge in seconds", 1e-9, 1e12, &MultifactorOptions::max_age_s},
+};
+
+}  // namespace
+
+std::span<const MultifactorSetting> multifactor_settings() { return kMultifactorSettings; }
+
+void validate(const MultifactorOptions& options) { check_bounds(options, multifactor_settings(), "multifactor"); }
+
 std::unique_ptr<PriorityPolicy> make_key_priority(const PriorityKeyDef& def, const PriorityOptions& options) {
+  validate(options.multifactor);
   return std::make_unique<KeyPriority>(def, options);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/settings.h"
 #include "sim/engine.h"
 
 namespace rltune::policy {
@@ -19,6 +20,11 @@ struct MultifactorOptions {
   double max_age_s = 7 * 86400;  // Slurm PriorityMaxAge (default 7 days), > 0
   bool favor_small = false;      // Slurm PriorityFavorSmall (default NO)
 };
+
+// Its numeric settings (the CLI's --mf-* flags, YAML's multifactor.KEY), in config.json order.
+using MultifactorSetting = NumberSetting<MultifactorOptions>;
+std::span<const MultifactorSetting> multifactor_settings();
+void validate(const MultifactorOptions& options);  // InputError naming the setting out of its bounds
 
 struct PriorityOptions {
   MultifactorOptions multifactor;
