@@ -318,6 +318,36 @@ TEST(RlPolicy, SampledPicksAreSeededAndRestartEveryRun) {
   EXPECT_EQ(starts(*direct), first);
 }
 
+TEST(RlPolicy, TheFirstJobStartedIsTheFirstOfTheOrderGivenBefore) {
+  // The Slurm advisor prints a picker's order, then lets it start jobs: a sampled model must start the
+  // job it put first, not draw again.
+  const Workload s;
+  TempDir dir;
+  EnvOptions o;
+  const std::string model = dir.path + "/policy.json";
+  write_file(model, policy_file(random_net(Arch::mlp, feature_count(o.observation.features), 31), o, 1).dump());
+  const std::span<const trace::JobSpec> window = std::span(s.trace.jobs).subspan(700, 40);
+  for (const std::uint64_t seed : {1, 2, 3, 4, 5}) {
+    policy::ProfileOptions p = o.profile;
+    p.priority = "rl-sampled:" + model;
+    p.priority_options.seed = seed;
+    auto scheduler = policy::make_profile(p);
+    sim::Engine engine(s.cluster, window, o.engine);
+    engine.resume(window.back().submit, {});  // every job queued on an empty cluster
+    scheduler->begin_run(engine);
+    const JobIndex first = scheduler->picker().order(engine).front();
+    struct First final : sim::Observer {
+      JobIndex job = -1;
+      void on_start(Seconds, JobIndex j) override {
+        if (job < 0) job = j;
+      }
+    } started;
+    engine.add_observer(&started);
+    scheduler->decide(engine);
+    EXPECT_EQ(started.job, first) << "seed " << seed;
+  }
+}
+
 TEST(Observation, ExtendedAndRankedFeaturesStayInRange) {
   const Workload s;
   for (const FeatureSet set : {FeatureSet::extended, FeatureSet::ranked}) {

@@ -17,8 +17,17 @@ void AgentPicker::begin_run() {
   baseline_->reset();
   committed_ = -1;
   observed_ = 0;
+  ranked_outside_.reset();
   order_current_ = false;
 }
+
+namespace {
+
+std::array<std::size_t, 3> state_of(const sim::Engine& engine) {
+  return {static_cast<std::size_t>(engine.now()), engine.queue().size(), engine.running().size()};
+}
+
+}  // namespace
 
 bool AgentPicker::committed(const sim::Engine& engine) const {
   return committed_ >= 0 && engine.job(committed_).state == sim::JobState::queued;
@@ -39,7 +48,10 @@ void AgentPicker::observe_queue(const sim::Engine& engine) {
 }
 
 std::span<const JobIndex> AgentPicker::order(const sim::Engine& engine) {
-  if (observed_ == 0) observe_queue(engine);  // outside a pass (the advisor's priorities)
+  if (observed_ == 0) {  // outside a pass (the advisor's priorities)
+    observe_queue(engine);
+    ranked_outside_ = state_of(engine);
+  }
   if (order_current_) return order_;
   order_.clear();
   const bool keep = committed(engine);
@@ -87,7 +99,8 @@ bool AgentPicker::await_pick(sim::Engine& engine, policy::DecisionPass& pass) {
     if (engine.queue().empty()) return false;
     if (observed_ != pass.generation()) {
       // A new pass: observe, then the committed job goes first (if it does not fit, it blocks).
-      observe_queue(engine);
+      if (ranked_outside_ != state_of(engine)) observe_queue(engine);
+      ranked_outside_.reset();
       observed_ = pass.generation();
       if (committed(engine) && offer(engine, pass, committed_) == policy::Outcome::started) continue;
     }

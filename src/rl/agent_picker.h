@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -78,6 +79,10 @@ class AgentPicker {
   std::array<float, kActions> logits_{};
   std::array<int, kSlots> ranked_{};  // the visible slots, best logit first
   std::uint64_t observed_ = 0;        // the pass generation observation_ was taken in; 0 = none
+  // Set by order() outside a pass: the engine's time and job counts it observed. The first pass in that
+  // same state reuses its observation and ranking, so that the job offered first is the one order()
+  // put first (a sampled model draws its noise once).
+  std::optional<std::array<std::size_t, 3>> ranked_outside_;
   JobIndex committed_ = -1;           // the job the agent chose that has not started yet
   std::vector<JobIndex> order_;       // order(), built on demand for look-ahead
   bool order_current_ = false;

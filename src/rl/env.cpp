@@ -98,6 +98,7 @@ const Observation& Env::reset_at(std::size_t start) {
   baseline_score_ = score(reference, options_.score);
   engine_ = std::make_unique<sim::Engine>(cluster_, window, options_.engine);
   agent_.begin_run();
+  pass_.begin(*engine_);
   agent_score_ = 0;
   RLTUNE_CHECK(next_decision(), "a window has at least one job to decide");
   return observation();

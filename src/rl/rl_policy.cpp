@@ -26,6 +26,8 @@ class ModelPicker final : public policy::Picker {
         rng_(sample_seed.value_or(0)) {
     agent_.set_ranker([this](const Observation& obs, std::span<float> out) { rank(obs, out); });
   }
+  ModelPicker(const ModelPicker&) = delete;  // the ranker holds `this`
+  ModelPicker& operator=(const ModelPicker&) = delete;
 
   void begin_run(const sim::Engine&) override {
     agent_.begin_run();
