@@ -61,6 +61,7 @@ std::span<const JobIndex> AgentPicker::order(const sim::Engine& engine) {
     if (!keep || j != committed_) order_.push_back(j);
   }
   // Beyond the visible slots: the rest of the queue in baseline order (they were not observed).
+  unseen_from_ = order_.size();
   int seen = 0;
   for (const JobIndex j : baseline_->order(engine))
     if (engine.job(j).state == sim::JobState::queued && ++seen > observation_.visible && (!keep || j != committed_))
@@ -83,14 +84,12 @@ policy::Outcome AgentPicker::offer(sim::Engine& engine, policy::DecisionPass& pa
 }
 
 bool AgentPicker::serve_unseen(sim::Engine& engine, policy::DecisionPass& pass) {
-  if (pass.placement().lookahead() > 0) order(engine);  // now, so that no offer asks the baseline while we walk it
-  int seen = 0;
-  for (const JobIndex j : baseline_->order(engine)) {
-    if (pass.closed()) return false;
-    if (engine.job(j).state != sim::JobState::queued) continue;
-    if (++seen <= observation_.visible || j == committed_) continue;
-    if (offer(engine, pass, j) == policy::Outcome::started) return true;
-  }
+  const std::span<const JobIndex> all = order(engine);
+  for (std::size_t i = unseen_from_; i < all.size() && !pass.closed(); ++i)
+    if (pass.offer(engine, all[i], all.subspan(i + 1)) == policy::Outcome::started) {
+      pass.begin(engine);
+      return true;
+    }
   return false;
 }
 

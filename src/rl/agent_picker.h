@@ -84,7 +84,8 @@ class AgentPicker {
   // put first (a sampled model draws its noise once).
   std::optional<std::array<std::size_t, 3>> ranked_outside_;
   JobIndex committed_ = -1;           // the job the agent chose that has not started yet
-  std::vector<JobIndex> order_;       // order(), built on demand for look-ahead
+  std::vector<JobIndex> order_;       // order(), built on demand (look-ahead, the jobs beyond the slots)
+  std::size_t unseen_from_ = 0;       // where order_'s jobs beyond the visible slots begin
   bool order_current_ = false;
 };
 
