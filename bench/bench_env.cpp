@@ -59,7 +59,8 @@ void BM_Observe(benchmark::State& state) {
   const auto order = policy::make_priority("fcfs", {});
   rl::Observation o;
   for (auto _ : state) {
-    rl::observe(env.engine(), order->order(env.engine()), o);
+    const sim::View view(env.engine());
+    rl::observe(view, order->order(view), o);
     benchmark::DoNotOptimize(o.values.data());
   }
   state.counters["visible"] = o.visible;

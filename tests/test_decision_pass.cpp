@@ -83,15 +83,15 @@ TEST(DecisionPass, EachRuleAnswersEachOffer) {
     for (const Offered& o : c.offers) {
       const JobIndex j = index(o.job);
       // A legal pick is one whose offer can start it or close a pool.
-      EXPECT_EQ(pass.may_offer(engine, j), o.expected != not_now) << o.job;
-      EXPECT_EQ(pass.offer(engine, j, {}), o.expected) << o.job;
+      EXPECT_EQ(pass.may_offer(j), o.expected != not_now) << o.job;
+      EXPECT_EQ(pass.offer(j, {}), o.expected) << o.job;
       EXPECT_EQ(engine.job(j).state, o.expected == started ? sim::JobState::running : sim::JobState::queued) << o.job;
     }
     EXPECT_EQ(pass.closed(), c.closed);
-    for (const char* id : c.legal) EXPECT_TRUE(pass.may_offer(engine, index(id))) << id;
+    for (const char* id : c.legal) EXPECT_TRUE(pass.may_offer(index(id))) << id;
     for (const char* id : c.illegal) {
       if (engine.job(index(id)).state == sim::JobState::queued) {
-        EXPECT_FALSE(pass.may_offer(engine, index(id))) << id;
+        EXPECT_FALSE(pass.may_offer(index(id))) << id;
       }
     }
     // A new pass opens every pool again.
@@ -109,26 +109,26 @@ TEST(DecisionPass, TheReservationIsTheShadowTime) {
   const sim::Engine::Running running[] = {{0, {0, {{0, 4}}}, 0}, {1, {0, {{0, 2}}}, 0}};
   engine.resume(100, running);
   auto placement = make_greedy_placement();
-  EXPECT_EQ(shadow_time(engine, 2, 0, *placement), 200);
+  EXPECT_EQ(shadow_time(sim::View(engine), 2, 0, *placement), 200);
   DecisionPass pass(Blocking::global, true, std::move(placement));
   pass.begin(engine);
   // 2 GPUs are free: w (4) cannot start and reserves t=200.
-  EXPECT_EQ(pass.offer(engine, 2, {}), Outcome::blocked);
-  EXPECT_EQ(pass.offer(engine, 4, {}), Outcome::not_now);  // would end at 201
-  EXPECT_EQ(pass.offer(engine, 3, {}), Outcome::started);  // ends at 200
+  EXPECT_EQ(pass.offer(2, {}), Outcome::blocked);
+  EXPECT_EQ(pass.offer(4, {}), Outcome::not_now);  // would end at 201
+  EXPECT_EQ(pass.offer(3, {}), Outcome::started);  // ends at 200
 }
 
 // A learned policy's picker with a scripted agent: `choose` returns a legal action of the observation.
 class ScriptedPicker final : public Picker {
  public:
-  using Choose = std::function<int(const rl::Observation&, const sim::Engine&)>;
+  using Choose = std::function<int(const rl::Observation&, const sim::View&)>;
   ScriptedPicker(rl::AgentOptions options, Choose choose)
       : agent_(make_priority("fcfs", {}), options), choose_(std::move(choose)) {}
-  void begin_run(const sim::Engine&) override { agent_.begin_run(); }
-  std::span<const JobIndex> order(const sim::Engine& engine) override { return agent_.order(engine); }
-  void decide(sim::Engine& engine, DecisionPass& pass) override {
-    while (agent_.await_pick(engine, pass))
-      if (!agent_.pick(engine, pass, choose_(agent_.observation(), engine))) return;
+  void begin_run() override { agent_.begin_run(); }
+  std::span<const JobIndex> order(const sim::View& view) override { return agent_.order(view); }
+  void decide(DecisionPass& pass) override {
+    while (agent_.await_pick(pass))
+      if (!agent_.pick(pass, choose_(agent_.observation(), pass.view()))) return;
   }
 
  private:
@@ -149,12 +149,12 @@ std::map<std::string, Seconds> run(const std::vector<trace::JobSpec>& specs, std
 }
 
 // The legal slot whose job asks for the fewest GPUs (the first on ties).
-int smallest(const rl::Observation& obs, const sim::Engine& engine) {
+int smallest(const rl::Observation& obs, const sim::View& view) {
   int best = -1;
   for (int s = 0; s < obs.visible; ++s)
     if (obs.mask[static_cast<std::size_t>(s)] &&
-        (best < 0 || engine.job(obs.jobs[static_cast<std::size_t>(s)]).spec->gpus <
-                         engine.job(obs.jobs[static_cast<std::size_t>(best)]).spec->gpus))
+        (best < 0 || view.job(obs.jobs[static_cast<std::size_t>(s)]).gpus() <
+                         view.job(obs.jobs[static_cast<std::size_t>(best)]).gpus()))
       best = s;
   return best;
 }
@@ -176,14 +176,14 @@ TEST(AgentPicker, ACommittedPickIsOfferedFirstUntilItStartsAReconsideredOneIsNot
 TEST(AgentPicker, SkipWaitsUntilTheNextEventOrTheSkipTime) {
   // The agent skips the first decision at which job a may start, then prefers small jobs.
   bool skipped = false;
-  const auto skip_a_once = [&](const rl::Observation& obs, const sim::Engine& engine) {
+  const auto skip_a_once = [&](const rl::Observation& obs, const sim::View& view) {
     for (int s = 0; s < obs.visible && !skipped; ++s)
-      if (obs.mask[static_cast<std::size_t>(s)] && engine.job(obs.jobs[static_cast<std::size_t>(s)]).spec->id == "a") {
+      if (obs.mask[static_cast<std::size_t>(s)] && view.job(obs.jobs[static_cast<std::size_t>(s)]).id() == "a") {
         EXPECT_TRUE(obs.mask[rl::kSkip]);  // something is still to happen
         skipped = true;
         return rl::kSkip;
       }
-    return smallest(obs, engine);
+    return smallest(obs, view);
   };
   const rl::AgentOptions may_skip{{}, true, true};
   // b arrives at 300, before the skip time (600) is up: the next decision is at 300.
@@ -197,9 +197,9 @@ TEST(AgentPicker, SkipWaitsUntilTheNextEventOrTheSkipTime) {
   // Without --skip the action is never offered.
   const auto no_skip = run({job("a", 0, 1000, 1), job("b", 300, 10, 1)},
                            std::make_unique<ScriptedPicker>(rl::AgentOptions{{}, false, true},
-                                                            [&](const rl::Observation& obs, const sim::Engine& e) {
+                                                            [&](const rl::Observation& obs, const sim::View& v) {
                                                               EXPECT_FALSE(obs.mask[rl::kSkip]);
-                                                              return smallest(obs, e);
+                                                              return smallest(obs, v);
                                                             }));
   EXPECT_EQ(no_skip.at("a"), 0);
 }

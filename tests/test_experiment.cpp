@@ -277,9 +277,9 @@ TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {
 // A priority policy that throws in the middle of a run.
 class Exploding final : public policy::PriorityPolicy {
  public:
-  std::span<const JobIndex> order(const sim::Engine& engine) override {
-    if (engine.now() > 0) throw std::runtime_error("boom at t>0");
-    order_.assign(engine.queue().begin(), engine.queue().end());
+  std::span<const JobIndex> order(const sim::View& view) override {
+    if (view.now() > 0) throw std::runtime_error("boom at t>0");
+    order_.assign(view.queue().begin(), view.queue().end());
     return order_;
   }
 

@@ -20,7 +20,7 @@ TEST(Observation, FeaturesOfAHandCase) {
   ASSERT_TRUE(engine.advance());  // t = 100: j2 arrives; j1 still waits
   ASSERT_EQ(engine.now(), 100);
   Observation o;
-  observe(engine, engine.queue(), o);
+  observe(sim::View(engine), engine.queue(), o);
   ASSERT_EQ(o.visible, 2);
   EXPECT_EQ(o.jobs[0], 1);
   EXPECT_EQ(o.jobs[1], 2);
@@ -58,7 +58,7 @@ TEST(Observation, FeaturesStayInRangeAndMasksMatchJobs) {
     sim::Engine engine(cluster, jobs);
     ASSERT_TRUE(engine.advance());
     Observation o;
-    observe(engine, engine.queue(), o);
+    observe(sim::View(engine), engine.queue(), o);
     EXPECT_EQ(o.visible, std::min(n, kSlots));
     for (int s = 0; s < kSlots; ++s) {
       EXPECT_EQ(o.mask[static_cast<std::size_t>(s)], s < o.visible ? 1 : 0);
@@ -82,7 +82,7 @@ TEST(Observation, SkipsJobsThatAreNoLongerQueued) {
   const std::vector<JobIndex> order = {0, 1};  // a stale order: a starts below
   ASSERT_EQ(engine.start(0, {0, {{0, 2}}}), "");
   Observation o;
-  observe(engine, order, o);
+  observe(sim::View(engine), order, o);
   ASSERT_EQ(o.visible, 1);
   EXPECT_EQ(o.jobs[0], 1);
 }

@@ -335,7 +335,7 @@ TEST(RlPolicy, TheFirstJobStartedIsTheFirstOfTheOrderGivenBefore) {
     sim::Engine engine(s.cluster, window, o.engine);
     engine.resume(window.back().submit, {});  // every job queued on an empty cluster
     scheduler->begin_run(engine);
-    const JobIndex first = scheduler->picker().order(engine).front();
+    const JobIndex first = scheduler->picker().order(sim::View(engine)).front();
     struct First final : sim::Observer {
       JobIndex job = -1;
       void on_start(Seconds, JobIndex j) override {

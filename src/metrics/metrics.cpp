@@ -41,9 +41,9 @@ double mean(const std::vector<double>& v) {
 
 }  // namespace
 
-double JobRecord::bsld() const {
-  return std::max(1.0, static_cast<double>(jct()) / std::max(static_cast<double>(duration), kBsldMinRuntimeS));
-}
+double bounded_slowdown(double jct_s, double duration_s) { return std::max(1.0, jct_s / std::max(duration_s, kBsldMinRuntimeS)); }
+
+double JobRecord::bsld() const { return bounded_slowdown(static_cast<double>(jct()), static_cast<double>(duration)); }
 
 RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const std::string& window) {
   RunMetrics out;

@@ -10,6 +10,10 @@
 
 namespace rltune::metrics {
 
+// Bounded slowdown of one job: max(1, jct / max(duration, 10 s)), 10 s being the reference's shortest
+// runtime that counts. The one formula: summaries and the RL environment's rewards both use it.
+double bounded_slowdown(double jct_s, double duration_s);
+
 struct JobRecord {
   std::string job_id;
   std::string pool;       // "" when rejected

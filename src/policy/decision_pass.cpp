@@ -9,19 +9,19 @@
 
 namespace rltune::policy {
 
-Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
-  const Seconds now = engine.now();
-  const auto estimated_end = [&](JobIndex r) { return std::max(now, engine.job(r).start + engine.job(r).estimate); };
+Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
+  const Seconds now = view.now();
+  const auto estimated_end = [&](JobIndex r) { return std::max(now, view.job(r).estimated_end()); };
   std::vector<JobIndex> ending;
-  for (const JobIndex r : engine.running())
-    if (engine.job(r).placement.pool == pool) ending.push_back(r);
+  for (const JobIndex r : view.running())
+    if (view.job(r).placement().pool == pool) ending.push_back(r);
   std::stable_sort(ending.begin(), ending.end(),
                    [&](JobIndex a, JobIndex b) { return estimated_end(a) < estimated_end(b); });
-  cluster::ClusterState future = engine.cluster();
-  const cluster::Request request = cluster::request_of(*engine.job(job).spec);
+  cluster::ClusterState future = view.cluster();
+  const cluster::Request request = view.job(job).request();
   const PoolId only[] = {pool};
   for (const JobIndex r : ending) {
-    future.release(engine.job(r).placement);
+    future.release(view.job(r).placement());
     if (placement.feasibility(future, request, only) == PlaceStatus::placed) return estimated_end(r);
   }
   return kForever;
@@ -30,77 +30,87 @@ Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const 
 DecisionPass::DecisionPass(Blocking blocking, bool backfill, std::unique_ptr<PlacementPolicy> placement)
     : blocking_(blocking), backfill_(backfill), placement_(std::move(placement)) {}
 
-void DecisionPass::begin(const sim::Engine& engine) {
-  const std::size_t pools = engine.cluster_spec().pools.size();
+void DecisionPass::begin(sim::Engine& engine) {
+  engine_ = &engine;
+  begin_again();
+}
+
+void DecisionPass::begin_again() {
+  const std::size_t pools = engine_->cluster_spec().pools.size();
   blocked_.assign(pools, 0);
   reservation_.assign(pools, kForever);
   blocked_count_ = 0;
   ++generation_;
 }
 
-void DecisionPass::open_pools(const sim::SimJob& job) {
+void DecisionPass::open_pools(const sim::JobView& job) {
   pools_.clear();
-  for (const PoolId p : job.eligible)
+  for (const PoolId p : job.eligible())
     if (!blocked_[p]) pools_.push_back(p);
 }
 
-void DecisionPass::backfill_pools(const sim::SimJob& job, Seconds now) {
+void DecisionPass::backfill_pools(const sim::JobView& job) {
+  const Seconds end = engine_->now() + job.estimate();
   pools_.clear();
-  for (const PoolId p : job.eligible)
-    if (blocked_[p] && (reservation_[p] == kForever || now + job.estimate <= reservation_[p])) pools_.push_back(p);
+  for (const PoolId p : job.eligible())
+    if (blocked_[p] && (reservation_[p] == kForever || end <= reservation_[p])) pools_.push_back(p);
 }
 
-bool DecisionPass::start_in(sim::Engine& engine, JobIndex j, std::span<const JobIndex> later) {
+bool DecisionPass::start_in(JobIndex j, std::span<const JobIndex> later) {
   if (pools_.empty()) return false;
+  const sim::View v = view();
   upcoming_.clear();
   for (std::size_t i = 0; i < later.size() && static_cast<int>(upcoming_.size()) < placement_->lookahead(); ++i) {
-    const sim::SimJob& next = engine.job(later[i]);
-    if (next.state == sim::JobState::queued) upcoming_.push_back({cluster::request_of(*next.spec), next.eligible});
+    const sim::JobView next = v.job(later[i]);
+    if (next.queued()) upcoming_.push_back({next.request(), next.eligible()});
   }
-  const PlaceResult r = placement_->place(engine.cluster(), cluster::request_of(*engine.job(j).spec), pools_, upcoming_);
+  const PlaceResult r = placement_->place(v.cluster(), v.job(j).request(), pools_, upcoming_);
   if (r.status != PlaceStatus::placed) return false;
-  const std::string problem = engine.start(j, r.placement);
+  const std::string problem = engine_->start(j, r.placement);
   RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
   return true;
 }
 
-Outcome DecisionPass::offer(sim::Engine& engine, JobIndex j, std::span<const JobIndex> later) {
-  const sim::SimJob& job = engine.job(j);
-  RLTUNE_CHECK(job.state == sim::JobState::queued, fmt::format("job {} is offered while {}", job.spec->id, to_string(job.state)));
+Outcome DecisionPass::offer(JobIndex j, std::span<const JobIndex> later) {
+  const sim::JobView job = view().job(j);
+  RLTUNE_CHECK(job.queued(), fmt::format("job {} is offered while {}", job.id(), to_string(job.state())));
   open_pools(job);
-  if (start_in(engine, j, later)) return Outcome::started;
+  if (start_in(j, later)) return Outcome::started;
   if (backfill_) {
-    backfill_pools(job, engine.now());
-    if (start_in(engine, j, later)) return Outcome::started;
+    backfill_pools(job);
+    if (start_in(j, later)) return Outcome::started;
   }
-  if (std::all_of(job.eligible.begin(), job.eligible.end(), [&](PoolId p) { return blocked_[p] != 0; })) return Outcome::not_now;
-  block(engine, j);
+  const auto& eligible = job.eligible();
+  if (std::all_of(eligible.begin(), eligible.end(), [&](PoolId p) { return blocked_[p] != 0; })) return Outcome::not_now;
+  block(j);
   return Outcome::blocked;
 }
 
-bool DecisionPass::may_offer(const sim::Engine& engine, JobIndex j) const {
-  const sim::SimJob& job = engine.job(j);
+bool DecisionPass::may_offer(JobIndex j) const {
+  const sim::JobView job = view().job(j);
+  const Seconds end = engine_->now() + job.estimate();
   bool backfill_pool = false;
-  for (const PoolId p : job.eligible) {
+  for (const PoolId p : job.eligible()) {
     if (!blocked_[p]) return true;
-    backfill_pool = backfill_pool || reservation_[p] == kForever || engine.now() + job.estimate <= reservation_[p];
+    backfill_pool = backfill_pool || reservation_[p] == kForever || end <= reservation_[p];
   }
   if (!backfill_ || !backfill_pool) return false;
   // Only a job that can start now may backfill: a pick that could not would close nothing.
   probe_.clear();
-  for (const PoolId p : job.eligible)
-    if (reservation_[p] == kForever || engine.now() + job.estimate <= reservation_[p]) probe_.push_back(p);
-  return placement_->feasibility(engine.cluster(), cluster::request_of(*job.spec), probe_) == PlaceStatus::placed;
+  for (const PoolId p : job.eligible())
+    if (reservation_[p] == kForever || end <= reservation_[p]) probe_.push_back(p);
+  return placement_->feasibility(engine_->cluster(), job.request(), probe_) == PlaceStatus::placed;
 }
 
-void DecisionPass::block(const sim::Engine& engine, JobIndex j) {
-  const sim::SimJob& job = engine.job(j);
+void DecisionPass::block(JobIndex j) {
+  const sim::View v = view();
+  const auto& eligible = v.job(j).eligible();
   if (backfill_) {
     PoolId best = -1;
     Seconds best_time = kForever;
-    for (const PoolId p : job.eligible) {
+    for (const PoolId p : eligible) {
       if (blocked_[p]) continue;
-      const Seconds t = shadow_time(engine, j, p, *placement_);
+      const Seconds t = shadow_time(v, j, p, *placement_);
       if (best < 0 || t < best_time) {
         best = p;
         best_time = t;
@@ -112,8 +122,7 @@ void DecisionPass::block(const sim::Engine& engine, JobIndex j) {
     else reservation_[best] = best_time;
   }
   for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) {
-    const bool blocks = blocking_ == Blocking::global ||
-                        std::find(job.eligible.begin(), job.eligible.end(), p) != job.eligible.end();
+    const bool blocks = blocking_ == Blocking::global || std::find(eligible.begin(), eligible.end(), p) != eligible.end();
     if (blocks && !blocked_[p]) {
       blocked_[p] = 1;
       ++blocked_count_;
@@ -128,13 +137,14 @@ class OrderPicker final : public Picker {
  public:
   explicit OrderPicker(std::unique_ptr<PriorityPolicy> priority) : priority_(std::move(priority)) {}
 
-  void begin_run(const sim::Engine&) override { priority_->reset(); }
-  std::span<const JobIndex> order(const sim::Engine& engine) override { return priority_->order(engine); }
+  void begin_run() override { priority_->reset(); }
+  std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view); }
 
-  void decide(sim::Engine& engine, DecisionPass& pass) override {
-    const std::span<const JobIndex> order = priority_->order(engine);
+  void decide(DecisionPass& pass) override {
+    const sim::View view = pass.view();
+    const std::span<const JobIndex> order = priority_->order(view);
     for (std::size_t i = 0; i < order.size() && !pass.closed(); ++i)
-      if (engine.job(order[i]).state == sim::JobState::queued) pass.offer(engine, order[i], order.subspan(i + 1));
+      if (view.job(order[i]).queued()) pass.offer(order[i], order.subspan(i + 1));
   }
 
  private:

@@ -24,6 +24,7 @@
 #include "core/names.h"
 #include "policy/placement/placement.h"
 #include "sim/engine.h"
+#include "sim/view.h"
 
 namespace rltune::policy {
 
@@ -44,21 +45,27 @@ enum class Outcome {
 
 // Earliest time (by estimates) at which `job` fits in `pool`, releasing the pool's running jobs in order
 // of estimated end (EASY's shadow time); kForever if it never fits.
-Seconds shadow_time(const sim::Engine& engine, JobIndex job, PoolId pool, const PlacementPolicy& placement);
+Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement);
 
 class DecisionPass {
  public:
   DecisionPass(Blocking blocking, bool backfill, std::unique_ptr<PlacementPolicy> placement);
 
   // Starts a pass at engine.now(): every pool open, no reservation. The engine calls for one at every
-  // decision point; a picker whose choice depends on what just started begins another after a start.
-  void begin(const sim::Engine& engine);
+  // decision point; the pass is the only one that starts jobs in it until the next.
+  void begin(sim::Engine& engine);
+  // Another pass at the same time, for a picker whose choice depends on what just started.
+  void begin_again();
+  // What the pickers may read of the engine during the pass.
+  sim::View view() const { return sim::View(*engine_); }
   // Offers queued job `job` (rules above). `later` = the jobs the picker would offer after it, for
   // look-ahead placements (jobs no longer queued are skipped).
-  Outcome offer(sim::Engine& engine, JobIndex job, std::span<const JobIndex> later);
+  Outcome offer(JobIndex job, std::span<const JobIndex> later);
   // Whether an offer of `job` could start it or close a pool: it has an open pool, or, with backfilling,
   // it fits now in a pool it may backfill into. A legal pick for an agent.
-  bool may_offer(const sim::Engine& engine, JobIndex job) const;
+  bool may_offer(JobIndex job) const;
+  // A picker that chooses to wait: the next decision point comes at `t` (> now) at the latest.
+  void wake_at(Seconds t) { engine_->wake_at(t); }
   // Every pool is blocked and nothing may backfill: no later offer in this pass can start a job.
   bool closed() const { return !backfill_ && blocked_count_ == blocked_.size(); }
   // Counts the passes begun, so that a picker can tell a new one from the one it last saw.
@@ -69,14 +76,15 @@ class DecisionPass {
   const PlacementPolicy& placement() const { return *placement_; }
 
  private:
-  void open_pools(const sim::SimJob& job);
-  void backfill_pools(const sim::SimJob& job, Seconds now);
-  bool start_in(sim::Engine& engine, JobIndex job, std::span<const JobIndex> later);
-  void block(const sim::Engine& engine, JobIndex job);
+  void open_pools(const sim::JobView& job);
+  void backfill_pools(const sim::JobView& job);
+  bool start_in(JobIndex job, std::span<const JobIndex> later);
+  void block(JobIndex job);
 
   Blocking blocking_;
   bool backfill_;
   std::unique_ptr<PlacementPolicy> placement_;
+  sim::Engine* engine_ = nullptr;  // set by begin()
   std::vector<char> blocked_;         // per pool
   std::vector<Seconds> reservation_;  // per pool; kForever = none
   std::size_t blocked_count_ = 0;
@@ -93,13 +101,13 @@ class Picker {
  public:
   virtual ~Picker() = default;
   // Forgets per-run state; called before each run.
-  virtual void begin_run(const sim::Engine& /*engine*/) {}
+  virtual void begin_run() {}
   // The queue in the order this picker would offer it now (first = offered first). May hold jobs no
   // longer queued: callers skip them. Valid until the next call.
-  virtual std::span<const JobIndex> order(const sim::Engine& engine) = 0;
-  // Offers jobs to `pass`, begun at engine.now(), until nothing more can start now. A picker that
-  // chooses to wait asks the engine for a wake-up (engine.wake_at).
-  virtual void decide(sim::Engine& engine, DecisionPass& pass) = 0;
+  virtual std::span<const JobIndex> order(const sim::View& view) = 0;
+  // Offers jobs to `pass` until nothing more can start now. A picker that chooses to wait asks the pass
+  // for a wake-up (pass.wake_at).
+  virtual void decide(DecisionPass& pass) = 0;
 };
 
 class PriorityPolicy;

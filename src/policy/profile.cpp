@@ -17,7 +17,7 @@ ProfileScheduler::ProfileScheduler(ProfileOptions options, std::unique_ptr<Picke
 
 void ProfileScheduler::decide(sim::Engine& engine) {
   pass_.begin(engine);
-  picker_->decide(engine, pass_);
+  picker_->decide(pass_);
 }
 
 }  // namespace rltune::policy

@@ -23,20 +23,20 @@ void AgentPicker::begin_run() {
 
 namespace {
 
-std::array<std::size_t, 3> state_of(const sim::Engine& engine) {
-  return {static_cast<std::size_t>(engine.now()), engine.queue().size(), engine.running().size()};
+std::array<std::size_t, 3> state_of(const sim::View& view) {
+  return {static_cast<std::size_t>(view.now()), view.queue().size(), view.running().size()};
 }
 
 }  // namespace
 
-bool AgentPicker::committed(const sim::Engine& engine) const {
-  return committed_ >= 0 && engine.job(committed_).state == sim::JobState::queued;
+bool AgentPicker::committed(const sim::View& view) const {
+  return committed_ >= 0 && view.job(committed_).queued();
 }
 
-void AgentPicker::observe_queue(const sim::Engine& engine) {
-  observe(engine, baseline_->order(engine), observation_, options_.observation);
+void AgentPicker::observe_queue(const sim::View& view) {
+  observe(view, baseline_->order(view), observation_, options_.observation);
   // Waiting is a choice only while something is still to happen (else it would change nothing).
-  observation_.mask[kSkip] = options_.skip && engine.event_pending();
+  observation_.mask[kSkip] = options_.skip && view.event_pending();
   // Every visible job is ranked, before legality masks some of them.
   if (ranker_) {
     ranker_(observation_, logits_);
@@ -47,14 +47,14 @@ void AgentPicker::observe_queue(const sim::Engine& engine) {
   order_current_ = false;
 }
 
-std::span<const JobIndex> AgentPicker::order(const sim::Engine& engine) {
+std::span<const JobIndex> AgentPicker::order(const sim::View& view) {
   if (observed_ == 0) {  // outside a pass (the advisor's priorities)
-    observe_queue(engine);
-    ranked_outside_ = state_of(engine);
+    observe_queue(view);
+    ranked_outside_ = state_of(view);
   }
   if (order_current_) return order_;
   order_.clear();
-  const bool keep = committed(engine);
+  const bool keep = committed(view);
   if (keep) order_.push_back(committed_);
   for (int i = 0; i < observation_.visible; ++i) {
     const JobIndex j = observation_.jobs[static_cast<std::size_t>(ranked_[static_cast<std::size_t>(i)])];
@@ -63,67 +63,68 @@ std::span<const JobIndex> AgentPicker::order(const sim::Engine& engine) {
   // Beyond the visible slots: the rest of the queue in baseline order (they were not observed).
   unseen_from_ = order_.size();
   int seen = 0;
-  for (const JobIndex j : baseline_->order(engine))
-    if (engine.job(j).state == sim::JobState::queued && ++seen > observation_.visible && (!keep || j != committed_))
+  for (const JobIndex j : baseline_->order(view))
+    if (view.job(j).queued() && ++seen > observation_.visible && (!keep || j != committed_))
       order_.push_back(j);
   order_current_ = true;
   return order_;
 }
 
-policy::Outcome AgentPicker::offer(sim::Engine& engine, policy::DecisionPass& pass, JobIndex j) {
+policy::Outcome AgentPicker::offer(policy::DecisionPass& pass, JobIndex j) {
   std::span<const JobIndex> later;
   if (pass.placement().lookahead() > 0) {
-    const std::span<const JobIndex> all = order(engine);
+    const std::span<const JobIndex> all = order(pass.view());
     const auto at = std::find(all.begin(), all.end(), j);
     RLTUNE_CHECK(at != all.end(), "an offered job is in the agent's order");
     later = all.subspan(static_cast<std::size_t>(at - all.begin()) + 1);
   }
-  const policy::Outcome outcome = pass.offer(engine, j, later);
-  if (outcome == policy::Outcome::started) pass.begin(engine);  // the agent chooses again from what is left
+  const policy::Outcome outcome = pass.offer(j, later);
+  if (outcome == policy::Outcome::started) pass.begin_again();  // the agent chooses again from what is left
   return outcome;
 }
 
-bool AgentPicker::serve_unseen(sim::Engine& engine, policy::DecisionPass& pass) {
-  const std::span<const JobIndex> all = order(engine);
+bool AgentPicker::serve_unseen(policy::DecisionPass& pass) {
+  const std::span<const JobIndex> all = order(pass.view());
   for (std::size_t i = unseen_from_; i < all.size() && !pass.closed(); ++i)
-    if (pass.offer(engine, all[i], all.subspan(i + 1)) == policy::Outcome::started) {
-      pass.begin(engine);
+    if (pass.offer(all[i], all.subspan(i + 1)) == policy::Outcome::started) {
+      pass.begin_again();
       return true;
     }
   return false;
 }
 
-bool AgentPicker::await_pick(sim::Engine& engine, policy::DecisionPass& pass) {
+bool AgentPicker::await_pick(policy::DecisionPass& pass) {
+  const sim::View view = pass.view();
   for (;;) {
-    if (engine.queue().empty()) return false;
+    if (view.queue().empty()) return false;
     if (observed_ != pass.generation()) {
       // A new pass: observe, then the committed job goes first (if it does not fit, it blocks).
-      if (ranked_outside_ != state_of(engine)) observe_queue(engine);
+      if (ranked_outside_ != state_of(view)) observe_queue(view);
       ranked_outside_.reset();
       observed_ = pass.generation();
-      if (committed(engine) && offer(engine, pass, committed_) == policy::Outcome::started) continue;
+      if (committed(view) && offer(pass, committed_) == policy::Outcome::started) continue;
     }
     bool open = false;
     for (int s = 0; s < observation_.visible; ++s) {
-      const bool ok = pass.may_offer(engine, observation_.jobs[static_cast<std::size_t>(s)]);
+      const bool ok = pass.may_offer(observation_.jobs[static_cast<std::size_t>(s)]);
       observation_.mask[static_cast<std::size_t>(s)] = ok;
       open = open || ok;
     }
     if (open) return true;
     // Unless the agent may wait, the jobs it cannot see get their turn.
-    if (observation_.mask[kSkip] || !serve_unseen(engine, pass)) return false;
+    if (observation_.mask[kSkip] || !serve_unseen(pass)) return false;
   }
 }
 
-bool AgentPicker::pick(sim::Engine& engine, policy::DecisionPass& pass, int slot) {
+bool AgentPicker::pick(policy::DecisionPass& pass, int slot) {
   RLTUNE_CHECK(slot >= 0 && slot < kActions && observation_.mask[static_cast<std::size_t>(slot)] == 1,
                fmt::format("action {} is masked", slot));
   if (slot == kSkip) {
-    engine.wake_at(engine.now() + kSkipTime);
+    pass.wake_at(pass.view().now() + kSkipTime);
     return false;
   }
   const JobIndex j = observation_.jobs[static_cast<std::size_t>(slot)];
-  if (offer(engine, pass, j) != policy::Outcome::started && options_.commit && !committed(engine)) {
+  if (offer(pass, j) != policy::Outcome::started && options_.commit && !committed(pass.view())) {
     committed_ = j;
     order_current_ = false;
   }

@@ -48,29 +48,29 @@ class AgentPicker {
   using Ranker = std::function<void(const Observation&, std::span<float>)>;
   void set_ranker(Ranker ranker) { ranker_ = std::move(ranker); }
 
-  // Serves `pass` (begun at engine.now()) until the agent must pick: true with observation()'s mask
-  // holding the legal picks; false when nothing more can start before time moves on.
-  bool await_pick(sim::Engine& engine, policy::DecisionPass& pass);
+  // Serves `pass` until the agent must pick: true with observation()'s mask holding the legal picks;
+  // false when nothing more can start before time moves on.
+  bool await_pick(policy::DecisionPass& pass);
   // Applies a legal pick of observation(): a slot, whose job is offered to the pass, or kSkip, which asks
-  // the engine to wake at now + kSkipTime. False after kSkip: the caller moves time on.
-  bool pick(sim::Engine& engine, policy::DecisionPass& pass, int slot);
+  // for a wake-up at now + kSkipTime. False after kSkip: the caller moves time on.
+  bool pick(policy::DecisionPass& pass, int slot);
 
   const Observation& observation() const { return observation_; }
   // The ranker's logits for this pass.
   std::span<const float> logits() const { return logits_; }
   // The queue in the order the agent would offer it now, observed and ranked anew (the Slurm advisor's
   // priorities).
-  std::span<const JobIndex> order(const sim::Engine& engine);
+  std::span<const JobIndex> order(const sim::View& view);
 
  private:
-  // observation_ and the ranking for the queue at engine.now().
-  void observe_queue(const sim::Engine& engine);
+  // observation_ and the ranking for the queue now.
+  void observe_queue(const sim::View& view);
   // Offers `j` with the jobs after it in the agent's order; a start begins a new pass.
-  policy::Outcome offer(sim::Engine& engine, policy::DecisionPass& pass, JobIndex j);
+  policy::Outcome offer(policy::DecisionPass& pass, JobIndex j);
   // No visible job may be taken: the jobs beyond the slots, in baseline order, until one starts (true)
   // or the pass is closed.
-  bool serve_unseen(sim::Engine& engine, policy::DecisionPass& pass);
-  bool committed(const sim::Engine& engine) const;
+  bool serve_unseen(policy::DecisionPass& pass);
+  bool committed(const sim::View& view) const;
 
   std::unique_ptr<policy::PriorityPolicy> baseline_;
   AgentOptions options_;
@@ -79,7 +79,7 @@ class AgentPicker {
   std::array<float, kActions> logits_{};
   std::array<int, kSlots> ranked_{};  // the visible slots, best logit first
   std::uint64_t observed_ = 0;        // the pass generation observation_ was taken in; 0 = none
-  // Set by order() outside a pass: the engine's time and job counts it observed. The first pass in that
+  // Set by order() outside a pass: the time and job counts it observed. The first pass in that
   // same state reuses its observation and ranking, so that the job offered first is the one order()
   // put first (a sampled model draws its noise once).
   std::optional<std::array<std::size_t, 3>> ranked_outside_;

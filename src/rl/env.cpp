@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "metrics/metrics.h"
 
 namespace rltune::rl {
 
@@ -19,7 +20,7 @@ double score(const sim::Engine& e, Score s) {
     const double wait = static_cast<double>(j.start - j.spec->submit), jct = static_cast<double>(j.end - j.spec->submit);
     const double duration = static_cast<double>(j.spec->duration);
     switch (s) {
-      case Score::bsld: sum += std::max(1.0, jct / std::max(duration, 10.0)); break;
+      case Score::bsld: sum += metrics::bounded_slowdown(jct, duration); break;
       case Score::wait: sum += wait; break;
       case Score::jct: sum += jct; break;
       case Score::sld: sum += jct / std::max(duration, 1.0); break;
@@ -106,14 +107,14 @@ const Observation& Env::reset_at(std::size_t start) {
 
 bool Env::next_decision() {
   for (;;) {
-    if (agent_.await_pick(*engine_, pass_)) return true;
+    if (agent_.await_pick(pass_)) return true;
     if (!engine_->advance()) return false;
     pass_.begin(*engine_);
   }
 }
 
 Env::Step Env::step(int slot) {
-  if (!agent_.pick(*engine_, pass_, slot)) {  // the agent waits
+  if (!agent_.pick(pass_, slot)) {  // the agent waits
     RLTUNE_CHECK(engine_->advance(), "skip is allowed only while something is still to happen");
     pass_.begin(*engine_);
   }

@@ -34,10 +34,10 @@ const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, const cl
 
 }  // namespace
 
-void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observation& out,
+void observe(const sim::View& view, std::span<const JobIndex> order, Observation& out,
              const ObservationOptions& options) {
-  const cluster::ClusterState& state = engine.cluster();
-  const auto& pools = engine.cluster_spec().pools;
+  const cluster::ClusterState& state = view.cluster();
+  const auto& pools = view.cluster_spec().pools;
   const int nf = feature_count(options.features);
   out.features = nf;
   out.visible = 0;
@@ -45,7 +45,7 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
   out.mask.fill(0);
   for (const JobIndex j : order) {
     if (out.visible == kSlots) break;
-    if (engine.job(j).state == sim::JobState::queued) out.jobs[static_cast<std::size_t>(out.visible++)] = j;
+    if (view.job(j).queued()) out.jobs[static_cast<std::size_t>(out.visible++)] = j;
   }
   // S: GPUs asked by the visible jobs with the same eligible pools, summed once per distinct pool set
   // (there are few; comparing every pair of slots took most of the observation's time).
@@ -56,10 +56,10 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
   std::vector<PoolSetDemand> demand;
   std::array<std::size_t, kSlots> demand_of{};
   for (int k = 0; k < out.visible; ++k) {
-    const sim::SimJob& job = engine.job(out.jobs[static_cast<std::size_t>(k)]);
-    auto d = std::find_if(demand.begin(), demand.end(), [&](const PoolSetDemand& x) { return *x.pools == job.eligible; });
-    if (d == demand.end()) d = demand.insert(demand.end(), {&job.eligible, 0.0});
-    d->gpus += job.spec->gpus;
+    const sim::JobView job = view.job(out.jobs[static_cast<std::size_t>(k)]);
+    auto d = std::find_if(demand.begin(), demand.end(), [&](const PoolSetDemand& x) { return *x.pools == job.eligible(); });
+    if (d == demand.end()) d = demand.insert(demand.end(), {&job.eligible(), 0.0});
+    d->gpus += job.gpus();
     demand_of[static_cast<std::size_t>(k)] = static_cast<std::size_t>(d - demand.begin());
   }
   // Free GPUs, GPUs, partly used nodes and nodes with free GPUs of each pool, counted once.
@@ -83,23 +83,23 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
       continue;
     }
     const JobIndex j = out.jobs[static_cast<std::size_t>(slot)];
-    const sim::SimJob& job = engine.job(j);
-    const int gpus = job.spec->gpus;
+    const sim::JobView job = view.job(j);
+    const int gpus = job.gpus();
     double free = 0, capacity = 0, partial = 0, with_free = 0;
     std::size_t tier1 = 0, tier2 = 0;
-    for (const PoolId p : job.eligible) {
+    for (const PoolId p : job.eligible()) {
       const PoolLoad& l = load[static_cast<std::size_t>(p)];
       free += l.free;
       capacity += l.capacity;
       partial += l.partial;
       with_free += l.with_free;
-      const TierCount& t = tiers(state, p, cluster::request_of(*job.spec), cache);
+      const TierCount& t = tiers(state, p, job.request(), cache);
       tier1 += t.tier1;
       tier2 += t.tier2;
     }
     const double asked = demand[demand_of[static_cast<std::size_t>(slot)]].gpus;
     const int ways = (tier1 > 1 ? 2 : tier1 == 1 ? 1 : 0) + (tier2 > 0 ? 1 : 0);
-    f[0] = static_cast<float>(bounded(static_cast<double>(engine.now() - job.spec->submit) / options.wait_scale_s));
+    f[0] = static_cast<float>(bounded(static_cast<double>(view.now() - job.submit()) / options.wait_scale_s));
     f[1] = static_cast<float>(bounded(gpus / options.size_scale));
     f[2] = static_cast<float>(bounded(gpus / std::max(free, kEps) / std::max(capacity, 1.0)));
     f[3] = static_cast<float>(bounded((free - asked + capacity) / (2 * capacity + kEps)));
@@ -109,10 +109,10 @@ void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observa
     if (nf >= kExtendedFeatures) {
       int older = 0;  // ties: the earlier slot counts as older
       for (int k = 0; k < out.visible; ++k) {
-        const Seconds s = engine.job(out.jobs[static_cast<std::size_t>(k)]).spec->submit;
-        older += s < job.spec->submit || (s == job.spec->submit && k < slot);
+        const Seconds s = view.job(out.jobs[static_cast<std::size_t>(k)]).submit();
+        older += s < job.submit() || (s == job.submit() && k < slot);
       }
-      f[7] = static_cast<float>(bounded(std::log1p(static_cast<double>(job.estimate)) / std::log1p(options.runtime_scale_s)));
+      f[7] = static_cast<float>(bounded(std::log1p(static_cast<double>(job.estimate())) / std::log1p(options.runtime_scale_s)));
       f[8] = static_cast<float>(out.visible > 1 ? bounded(older / static_cast<double>(out.visible - 1)) : 0.0);
       f[9] = static_cast<float>(bounded(1 - free / std::max(capacity, 1.0)));
     }

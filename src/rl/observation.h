@@ -9,7 +9,7 @@
 
 #include "core/names.h"
 #include "core/types.h"
-#include "sim/engine.h"
+#include "sim/view.h"
 
 namespace rltune::rl {
 
@@ -70,10 +70,10 @@ struct Observation {
   int visible = 0;                                 // slots in use
 };
 
-// Fills `out` from `engine` with the queued jobs of `order` (the baseline's serving order; jobs no longer
+// Fills `out` from `view` with the queued jobs of `order` (the baseline's serving order; jobs no longer
 // queued are skipped), the first kSlots of them. Deterministic; tier enumeration is cached per (pool,
 // request) within the call.
-void observe(const sim::Engine& engine, std::span<const JobIndex> order, Observation& out,
+void observe(const sim::View& view, std::span<const JobIndex> order, Observation& out,
              const ObservationOptions& options = {});
 
 }  // namespace rltune::rl

@@ -29,14 +29,14 @@ class ModelPicker final : public policy::Picker {
   ModelPicker(const ModelPicker&) = delete;  // the ranker holds `this`
   ModelPicker& operator=(const ModelPicker&) = delete;
 
-  void begin_run(const sim::Engine&) override {
+  void begin_run() override {
     agent_.begin_run();
     rng_ = Rng(sample_seed_.value_or(0));
   }
-  std::span<const JobIndex> order(const sim::Engine& engine) override { return agent_.order(engine); }
-  void decide(sim::Engine& engine, policy::DecisionPass& pass) override {
-    while (agent_.await_pick(engine, pass))
-      if (!agent_.pick(engine, pass, best_legal())) return;  // it waits: time moves on
+  std::span<const JobIndex> order(const sim::View& view) override { return agent_.order(view); }
+  void decide(policy::DecisionPass& pass) override {
+    while (agent_.await_pick(pass))
+      if (!agent_.pick(pass, best_legal())) return;  // it waits: time moves on
   }
 
  private:

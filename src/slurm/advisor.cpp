@@ -179,7 +179,7 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
 
   auto scheduler = policy::make_profile(o.profile);
   scheduler->begin_run(engine);
-  for (const JobIndex j : scheduler->picker().order(engine))
+  for (const JobIndex j : scheduler->picker().order(sim::View(engine)))
     if (engine.job(j).state == sim::JobState::queued) d.order.push_back(entries[static_cast<std::size_t>(j)].job->id);
   for (std::size_t i = 0; i < entries.size(); ++i)  // pending jobs the view can never run: not reordered
     if (engine.job(static_cast<JobIndex>(i)).state == sim::JobState::rejected) ++d.left_alone;

@@ -62,21 +62,21 @@ class KeyPriority final : public PriorityPolicy {
     last_seen_ = -1;
   }
 
-  std::span<const JobIndex> order(const sim::Engine& engine) override {
-    if (keys_.size() != engine.job_count()) {
+  std::span<const JobIndex> order(const sim::View& view) override {
+    if (keys_.size() != view.job_count()) {
       reset();
-      keys_.resize(engine.job_count());
+      keys_.resize(view.job_count());
     }
-    const auto queue = engine.queue();
+    const auto queue = view.queue();
     if (def_.time_dependent) {
       // Keys change with time: recompute them all and sort.
       sorted_.assign(queue.begin(), queue.end());
-      for (const JobIndex j : sorted_) keys_[j] = key_of(engine, j);
+      for (const JobIndex j : sorted_) keys_[j] = key_of(view, j);
       head_ = 0;
       std::sort(sorted_.begin(), sorted_.end(), less());
       return sorted_;
     }
-    const auto stale = [&](JobIndex j) { return engine.job(j).state != sim::JobState::queued; };
+    const auto stale = [&](JobIndex j) { return !view.job(j).queued(); };
     // Started jobs stay in the list until cheap to drop: leading ones at once (FCFS-like orders start
     // from the front), the rest once they make up half the list (amortised O(1) per start).
     while (head_ < sorted_.size() && stale(sorted_[head_])) ++head_;
@@ -91,7 +91,7 @@ class KeyPriority final : public PriorityPolicy {
     if (fresh > 0) {
       const auto old_end = static_cast<std::ptrdiff_t>(sorted_.size());
       for (std::size_t i = queue.size() - fresh; i < queue.size(); ++i) {
-        keys_[queue[i]] = key_of(engine, queue[i]);
+        keys_[queue[i]] = key_of(view, queue[i]);
         sorted_.push_back(queue[i]);
       }
       last_seen_ = queue.back();
@@ -104,11 +104,11 @@ class KeyPriority final : public PriorityPolicy {
   }
 
  private:
-  Key key_of(const sim::Engine& engine, JobIndex j) const {
-    const sim::SimJob& job = engine.job(j);
-    const JobFacts facts{static_cast<double>(job.spec->submit), static_cast<double>(job.estimate),
-                         static_cast<double>(job.spec->gpus), static_cast<double>(engine.now() - job.spec->submit),
-                         static_cast<double>(engine.cluster_spec().total_gpus())};
+  Key key_of(const sim::View& view, JobIndex j) const {
+    const sim::JobView job = view.job(j);
+    const JobFacts facts{static_cast<double>(job.submit()), static_cast<double>(job.estimate()),
+                         static_cast<double>(job.gpus()), static_cast<double>(view.now() - job.submit()),
+                         static_cast<double>(view.cluster_spec().total_gpus())};
     return def_.key(facts, options_);
   }
   // Serving order: smaller key first, then arrival (job index).

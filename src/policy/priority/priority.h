@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/settings.h"
-#include "sim/engine.h"
+#include "sim/view.h"
 
 namespace rltune::policy {
 
@@ -36,11 +36,11 @@ class PriorityPolicy {
   virtual ~PriorityPolicy() = default;
   // Forgets per-run state; called before each run.
   virtual void reset() {}
-  // The engine's queue in serving order (first = served first; ties keep arrival order). The list may
+  // The queue in serving order (first = served first; ties keep arrival order). The list may
   // also hold jobs that have left the queue since the last call (started): callers skip every job whose
   // state is not queued. Valid until the next call; policies keep it incrementally, so a decision does
   // not cost a sort of the whole queue.
-  virtual std::span<const JobIndex> order(const sim::Engine& engine) = 0;
+  virtual std::span<const JobIndex> order(const sim::View& view) = 0;
 };
 
 // What a key function sees of a job.

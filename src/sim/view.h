@@ -1,0 +1,56 @@
+#pragma once
+// What a scheduler may know, as a read-only view of the engine: the time, the queue, the running jobs
+// with their estimated ends, the cluster state, and each job's request and runtime estimate. Priorities,
+// pickers, features and the decision pass see the engine only through it. A job's true duration and true
+// end are not in it: only the engine and the metrics know them.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/cluster_state.h"
+#include "sim/engine.h"
+
+namespace rltune::sim {
+
+// One job as a scheduler sees it.
+class JobView {
+ public:
+  explicit JobView(const SimJob& job) : job_(&job) {}
+
+  const std::string& id() const { return job_->spec->id; }
+  Seconds submit() const { return job_->spec->submit; }
+  int gpus() const { return job_->spec->gpus; }
+  cluster::Request request() const { return cluster::request_of(*job_->spec); }
+  const std::vector<PoolId>& eligible() const { return job_->eligible; }
+  Seconds estimate() const { return job_->estimate; }
+  JobState state() const { return job_->state; }
+  bool queued() const { return job_->state == JobState::queued; }
+  // Running jobs: when they started, where, and when they should end by their estimate.
+  Seconds start() const { return job_->start; }
+  Seconds estimated_end() const { return job_->start + job_->estimate; }
+  const cluster::Placement& placement() const { return job_->placement; }
+
+ private:
+  const SimJob* job_;
+};
+
+class View {
+ public:
+  explicit View(const Engine& engine) : engine_(&engine) {}
+
+  Seconds now() const { return engine_->now(); }
+  std::span<const JobIndex> queue() const { return engine_->queue(); }      // arrival order
+  std::span<const JobIndex> running() const { return engine_->running(); }  // start order
+  JobView job(JobIndex j) const { return JobView(engine_->job(j)); }
+  std::size_t job_count() const { return engine_->job_count(); }
+  const cluster::ClusterState& cluster() const { return engine_->cluster(); }
+  const cluster::ClusterSpec& cluster_spec() const { return engine_->cluster_spec(); }
+  // Whether anything is still to happen: a running job to end or a job to arrive.
+  bool event_pending() const { return engine_->event_pending(); }
+
+ private:
+  const Engine* engine_;
+};
+
+}  // namespace rltune::sim
