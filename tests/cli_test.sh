@@ -68,7 +68,15 @@ expect 0 "3 jobs" -- simulate --trace <(cat "$TMP/ok.csv")
 expect 2 "--mf-age-weight: inf is not between" -- simulate --policy multifactor --mf-age-weight inf
 expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5
 expect 2 "--blocking: sometimes not in \{global,pool\}" -- simulate --blocking sometimes
-expect 2 "--runtime: psychic not in \{oracle,requested\}" -- simulate --runtime psychic
+expect 2 "--runtime: unknown runtime knowledge 'psychic' \(known: oracle, requested, predicted:history\)" -- simulate --runtime psychic
+expect 2 "unknown runtime knowledge 'predicted:unknown' \(known: .*predicted:history" -- train --runtime predicted:unknown --epochs 1
+expect 2 "--predict-last applies only to --runtime predicted" -- simulate --predict-last 3
+expect 2 "--predict-last: 0 is not between 1 and 1000" -- simulate --runtime predicted --predict-last 0
+expect 0 "runtime estimates \(predicted:history\):" -- simulate --policy fcfs,sjf --blocking pool --backfill --runtime predicted --sample-jobs 400
+expect 0 "median \|ln\(estimate/true\)\| [0-9.]+, [0-9.]+% under-estimated.*estimated from user\+gpus\+vc" -- trace-stats --runtime predicted --sample-jobs 400
+"$RLTUNE" simulate --runtime predicted:history --predict-last 4 --sample-jobs 300 --out "$TMP/pred" > /dev/null 2>&1
+grep -q '"predict_last": 4' "$TMP/pred/config.json" && grep -q '"runtime_estimates"' "$TMP/pred/summary.json" \
+  || fail "predicted runtimes: config.json records predict_last and summary.json the estimates' accuracy"
 expect 2 "unknown trace format" -- simulate --trace "$TMP/ok.csv" --format parquet
 expect 2 "--no-such-flag" -- simulate --no-such-flag
 expect 2 "A subcommand is required|require" --

@@ -60,6 +60,7 @@ struct ProfileArgs {
   bool favor_small = false;
   std::string milp_model = "nodes";
   std::vector<std::optional<double>> milp_values;  // per policy::milp_settings(); unset = the model's default
+  std::vector<std::optional<double>> engine_values;  // per sim::engine_settings()
   policy::MultifactorOptions multifactor() const;  // the defaults with the values given
   void add_options(CLI::App& app);
   // After parsing: MILP options without the MILP placement would be silently ignored, so they are errors.

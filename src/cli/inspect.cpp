@@ -104,7 +104,20 @@ namespace {
 struct StatsArgs {
   TraceArgs trace;
   std::string cluster = "helios";
+  ProfileArgs profile;  // --runtime: estimates are measured in an fcfs replay under these settings
 };
+
+// How good the runtime estimates are when fcfs replays the trace: predictions depend on which jobs have
+// finished, so on the schedule.
+void print_estimate_accuracy(const StatsArgs& a, const cluster::ClusterSpec& cluster, const trace::Trace& t) {
+  const sim::EngineOptions engine = a.profile.engine();
+  if (engine.runtime == sim::RuntimeKnowledge::oracle) return;
+  const policy::ProfileOptions fcfs = a.profile.profile("fcfs");
+  const auto scheduler = policy::make_profile(fcfs);
+  const metrics::RunMetrics run = run_window(cluster, t.jobs, engine, *scheduler, "all");
+  std::cout << fmt::format("\nruntime estimates ({}, in an {} replay):\n  {}\n", sim::to_string(engine.runtime), fcfs.name(),
+                           metrics::describe(metrics::estimate_accuracy({&run})));
+}
 
 int run_trace_stats(const StatsArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
@@ -154,6 +167,7 @@ int run_trace_stats(const StatsArgs& a) {
     std::cout << fmt::format("  pool {:<10} {:>5} GPUs  load {:.2f}\n", cluster.pools[p].name,
                              cluster.pools[p].total_gpus(), pool_work[p] / (span * cluster.pools[p].total_gpus()));
   for (const auto& [reason, n] : rejected) std::cout << fmt::format("  would be rejected: {} x {}\n", n, reason);
+  print_estimate_accuracy(a, cluster, t);
   return 0;
 }
 
@@ -163,7 +177,7 @@ int run_policies() {
   std::cout << "\nplacement policies (--placement):\n";
   for (const auto& p : policy::placement_policies()) std::cout << fmt::format("  {:<12} {}\n", p.name, p.description);
   std::cout << "\nblocking (--blocking): global (a blocked job stops all starts), pool (only in its pools)\n"
-               "backfill (--backfill): EASY backfilling by runtime estimates (--runtime oracle|requested)\n";
+               "backfill (--backfill): EASY backfilling by runtime estimates (--runtime oracle|requested|predicted)\n";
   return 0;
 }
 
@@ -260,7 +274,11 @@ Command add_trace_stats(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("trace-stats", "Summarise a trace: sizes, durations, offered load per pool");
   args->trace.add_options(*sub);
   sub->add_option("--cluster", args->cluster, "Cluster for the offered load (preset or YAML file)")->capture_default_str();
-  return {sub, [args] { return run_trace_stats(*args); }};
+  args->profile.add_options(*sub);
+  return {sub, [args, sub] {
+            args->profile.check(*sub);
+            return run_trace_stats(*args);
+          }};
 }
 
 Command add_policies(CLI::App& app) {

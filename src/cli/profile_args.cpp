@@ -59,9 +59,21 @@ void ProfileArgs::add_options(CLI::App& sub) {
       ->capture_default_str()
       ->check(CLI::IsMember(policy::kBlockingNames.names()));
   sub.add_flag("--backfill", backfill, "EASY backfilling behind blocked jobs (by runtime estimates)");
-  sub.add_option("--runtime", runtime, "Runtime estimates: oracle (true duration) or requested")
+  sub.add_option("--runtime", runtime,
+                 "Runtime estimates: oracle (true duration), requested (the trace's time limits) or predicted "
+                 "(= predicted:history, the mean of the user's last finished jobs)")
       ->capture_default_str()
-      ->check(CLI::IsMember(sim::kRuntimeNames.names()));
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              sim::parse_runtime_knowledge(text);
+              return "";
+            } catch (const InputError& e) {
+              return e.what();
+            }
+          },
+          "NAME"));
+  add_settings(sub, sim::engine_settings(), "runtime", engine_values);
   add_settings(sub, policy::multifactor_settings(), "multifactor", multifactor_values);
   sub.add_flag("--mf-favor-small", favor_small, "multifactor: Slurm PriorityFavorSmall=YES");
 }
@@ -69,6 +81,9 @@ void ProfileArgs::add_options(CLI::App& sub) {
 void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& policies) const {
   bool milp_used = placement == "milp";
   for (const auto& name : split_list(policies)) milp_used = milp_used || name.ends_with("@milp");
+  if (sim::parse_runtime_knowledge(runtime) != sim::RuntimeKnowledge::predicted)
+    for (const auto& s : sim::engine_settings())
+      if (sub.count(s.flag) > 0) throw InputError(fmt::format("{} applies only to --runtime predicted (runtime is {})", s.flag, runtime));
   std::vector<std::string> flags{"--milp-model"};
   for (const policy::MilpSetting& s : policy::milp_settings()) flags.push_back(s.flag);
   for (const std::string& name : flags)
@@ -105,6 +120,7 @@ policy::MultifactorOptions ProfileArgs::multifactor() const {
 sim::EngineOptions ProfileArgs::engine() const {
   sim::EngineOptions e;
   e.runtime = sim::parse_runtime_knowledge(runtime);
+  apply_settings(sim::engine_settings(), engine_values, e);
   return e;
 }
 
@@ -113,6 +129,7 @@ void ProfileArgs::describe(report::Json& config, const policy::ProfileOptions& p
   config["blocking"] = blocking;
   config["backfill"] = backfill;
   config["runtime"] = runtime;
+  if (const sim::EngineOptions e = engine(); e.runtime == sim::RuntimeKnowledge::predicted) config["predict_last"] = e.predict_last;
   if (p.placement == "milp") config["milp"] = experiment::milp_json(p.milp);
   config["multifactor"] = experiment::multifactor_json(multifactor());
 }

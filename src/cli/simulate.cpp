@@ -84,6 +84,8 @@ int run_simulate(const SimulateArgs& a) {
                            a.profile.backfill ? "on" : "off", a.profile.runtime, a.profile.placement);
 
   std::vector<std::pair<std::string, metrics::Summary>> rows;
+  std::vector<std::string> estimate_lines;  // how good the estimates were, when they are not the truth
+  const bool estimated = engine_options.runtime != sim::RuntimeKnowledge::oracle;
   for (const auto& profile_options : profiles) {
     auto scheduler = policy::make_profile(profile_options);
     std::vector<metrics::RunMetrics> runs;
@@ -97,6 +99,8 @@ int run_simulate(const SimulateArgs& a) {
     std::vector<const metrics::RunMetrics*> run_ptrs;
     for (const auto& r : runs) run_ptrs.push_back(&r);
     rows.emplace_back(profile_options.name(), metrics::summarize(run_ptrs));
+    const metrics::EstimateAccuracy accuracy = metrics::estimate_accuracy(run_ptrs);
+    if (estimated) estimate_lines.push_back(fmt::format("  {}: {}", profile_options.name(), metrics::describe(accuracy)));
 
     if (!a.out.empty()) {
       std::string folder = profile_options.name();  // "fcfs/milp+backfill" -> one folder "fcfs-milp+backfill"
@@ -109,7 +113,13 @@ int run_simulate(const SimulateArgs& a) {
       std::ostringstream jobs_csv;
       report::write_jobs_csv(jobs_csv, run_ptrs);
       report::write_file((dir / "jobs.csv").string(), jobs_csv.str());
-      report::write_file((dir / "summary.json").string(), report::summary_json(run_ptrs).dump(2) + "\n");
+      report::Json summary = report::summary_json(run_ptrs);
+      if (estimated)
+        summary["runtime_estimates"] = {{"jobs", accuracy.jobs},
+                                        {"median_abs_log_ratio", accuracy.median_abs_log_ratio},
+                                        {"under_share", accuracy.under_share},
+                                        {"within_2x_share", accuracy.within_2x_share}};
+      report::write_file((dir / "summary.json").string(), summary.dump(2) + "\n");
       report::Json config;
       config["command"] = "simulate";
       config["cluster"] = cluster.source;
@@ -125,6 +135,7 @@ int run_simulate(const SimulateArgs& a) {
     }
   }
   report::print_comparison(std::cout, rows);
+  if (estimated) std::cout << fmt::format("\nruntime estimates ({}):\n{}\n", sim::to_string(engine_options.runtime), fmt::join(estimate_lines, "\n"));
   if (!a.out.empty()) std::cout << fmt::format("\nwrote jobs.csv, summary.json and config.json under {}\n", a.out);
   return 0;
 }

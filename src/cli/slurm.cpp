@@ -207,7 +207,7 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   if (a.priority_base < 1 || a.priority_base > 4'000'000'000LL) throw InputError("--priority-base must be between 1 and 4e9");
   slurm::AdvisorOptions options;
   options.profile = a.profile.profile(a.policy);
-  options.runtime = a.profile.engine().runtime;
+  options.engine = a.profile.engine();
   options.placement = placement_given || a.policy.find('@') != std::string::npos;
   options.partition = a.partition;
   options.priority_base = a.priority_base;

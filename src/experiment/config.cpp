@@ -45,7 +45,7 @@ struct Parser {
 
   // Profile settings shared by `defaults` and each policy entry; `p` starts from the defaults.
   void profile_settings(const YAML::Node& map, const std::string& key, policy::ProfileOptions& p,
-                        sim::RuntimeKnowledge& runtime) const {
+                        sim::EngineOptions& engine) const {
     for (const auto& kv : map) {
       const auto k = kv.first.as<std::string>();
       const YAML::Node& v = kv.second;
@@ -54,7 +54,7 @@ struct Parser {
         if (k == "placement") p.placement = check.text(v, at);
         else if (k == "blocking") p.blocking = policy::parse_blocking(check.text(v, at));
         else if (k == "backfill") p.backfill = boolean(v, at);
-        else if (k == "runtime") runtime = sim::parse_runtime_knowledge(check.text(v, at));
+        else if (k == "runtime") engine.runtime = sim::parse_runtime_knowledge(check.text(v, at));
         else if (k == "milp") milp(v, at, p.milp);
         else if (k == "multifactor") multifactor(v, at, p.priority_options.multifactor);
       } catch (const InputError& e) {
@@ -62,6 +62,9 @@ struct Parser {
         check.fail(v, at, e.what());
       }
     }
+    // Predictor settings may sit in defaults for the policies that predict; config.json records them
+    // only where they apply.
+    read_settings(map, key, sim::engine_settings(), engine);
   }
   // The settings present in `map`, each within its bounds.
   template <typename Options>
@@ -110,11 +113,11 @@ struct Parser {
         priority = priority.substr(0, at);
       }
     } else {
-      check.only_keys(node, key, {"name", "priority", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"});
+      check.only_keys(node, key, keys_of(sim::engine_settings(), {"name", "priority", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
       if (!node["priority"]) check.fail(node, key, "needs a priority (e.g. fcfs, sjf, rl:MODEL)");
       priority = check.text(node["priority"], key + ".priority");
       if (node["name"]) label = check.text(node["name"], key + ".name");
-      profile_settings(node, key, s.profile, s.runtime);
+      profile_settings(node, key, s.profile, s.engine);
     }
     if (priority.empty()) check.fail(node, key, "names no policy");
     // The model path is relative to the config file, like every other path. The label names the model
@@ -247,7 +250,9 @@ Json policy_json(const PolicySpec& s) {
          {"placement", p.placement},
          {"blocking", policy::to_string(p.blocking)},
          {"backfill", p.backfill},
-         {"runtime", sim::to_string(s.runtime)}};
+         {"runtime", sim::to_string(s.engine.runtime)}};
+  if (s.engine.runtime == sim::RuntimeKnowledge::predicted)
+    for (const auto& setting : sim::engine_settings()) j[setting.key] = setting.get(s.engine);
   if (p.placement == "milp") j["milp"] = milp_json(p.milp);
   if (p.priority == "multifactor") j["multifactor"] = multifactor_json(p.priority_options.multifactor);
   return j;
@@ -309,8 +314,8 @@ Config parse_config(const std::string& yaml, const std::string& file) {
   PolicySpec defaults;
   defaults.profile.priority_options.seed = c.seed;  // rl-sampled draws its picks from it
   if (root["defaults"]) {
-    check.only_keys(root["defaults"], "defaults", {"placement", "blocking", "backfill", "runtime", "milp", "multifactor"});
-    p.profile_settings(root["defaults"], "defaults", defaults.profile, defaults.runtime);
+    check.only_keys(root["defaults"], "defaults", Parser::keys_of(sim::engine_settings(), {"placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
+    p.profile_settings(root["defaults"], "defaults", defaults.profile, defaults.engine);
   }
   std::vector<PolicySpec> common;
   if (root["policies"]) {

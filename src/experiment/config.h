@@ -49,7 +49,7 @@ struct TraceSource {
 struct PolicySpec {
   std::string label;                // column name in outputs, unique within a workload
   policy::ProfileOptions profile;   // priority "rl:PATH" holds the resolved model path
-  sim::RuntimeKnowledge runtime = sim::RuntimeKnowledge::oracle;
+  sim::EngineOptions engine;        // runtime knowledge and the predictor's settings
   std::string where;                // "FILE:LINE" of the entry, for messages
 };
 

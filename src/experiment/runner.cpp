@@ -161,8 +161,7 @@ Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_
     auto scheduler = make_scheduler(s, models);
     Json ts;
     SeriesRecorder recorder(ts);
-    sim::EngineOptions engine;
-    engine.runtime = s.runtime;
+    const sim::EngineOptions engine = s.engine;
     const metrics::RunMetrics run = run_window(l.cluster, {l.trace.jobs.data() + start, len}, engine, *scheduler,
                                                record["window"].get<std::string>(), series ? &recorder : nullptr);
     recorder.close();

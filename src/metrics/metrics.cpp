@@ -1,5 +1,7 @@
 #include "metrics/metrics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -62,6 +64,7 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
   engine.run(scheduler);
   out.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   out.estimate_fallbacks = engine.estimate_fallbacks();
+  out.estimate_sources = engine.estimate_sources();
   out.jobs.reserve(engine.job_count());
   for (JobIndex j = 0; j < static_cast<JobIndex>(engine.job_count()); ++j) {
     const sim::SimJob& job = engine.job(j);
@@ -76,12 +79,49 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
       r.start = job.start;
       r.end = job.end;
       r.placement = cluster::format_placement(spec, job.placement);
+      r.estimate = job.estimate;
     } else {
       r.reason = job.reason;
     }
     out.jobs.push_back(std::move(r));
   }
   return out;
+}
+
+EstimateAccuracy estimate_accuracy(const std::vector<const RunMetrics*>& runs) {
+  EstimateAccuracy a;
+  std::vector<double> abs_log;
+  std::size_t under = 0, within = 0;
+  for (const RunMetrics* run : runs) {
+    for (std::size_t s = 0; s < a.sources.size(); ++s) a.sources[s] += run->estimate_sources[s];
+    for (const JobRecord& r : run->jobs) {
+      if (!r.completed()) continue;
+      const double ratio = static_cast<double>(std::max<Seconds>(1, r.estimate)) / static_cast<double>(std::max<Seconds>(1, r.duration));
+      abs_log.push_back(std::abs(std::log(ratio)));
+      under += ratio < 1;
+      within += ratio >= 0.5 && ratio <= 2;
+    }
+  }
+  a.jobs = abs_log.size();
+  if (a.jobs == 0) return a;
+  a.median_abs_log_ratio = quantile(std::move(abs_log), 0.5);
+  a.under_share = static_cast<double>(under) / static_cast<double>(a.jobs);
+  a.within_2x_share = static_cast<double>(within) / static_cast<double>(a.jobs);
+  return a;
+}
+
+std::string describe(const EstimateAccuracy& a) {
+  std::string out = fmt::format("median |ln(estimate/true)| {:.2f}, {:.1f}% under-estimated, {:.1f}% within 2x of {} jobs",
+                                a.median_abs_log_ratio, 100 * a.under_share, 100 * a.within_2x_share, a.jobs);
+  std::size_t predicted = 0;
+  for (const std::size_t n : a.sources) predicted += n;
+  if (predicted == 0) return out;
+  std::vector<std::string> parts;
+  for (std::size_t s = 0; s < a.sources.size(); ++s)
+    if (a.sources[s] > 0)
+      parts.push_back(fmt::format("{} {:.1f}%", sim::kEstimateSourceNames.name(static_cast<sim::EstimateSource>(s)),
+                                  100.0 * static_cast<double>(a.sources[s]) / static_cast<double>(predicted)));
+  return out + fmt::format("; estimated from {}", fmt::join(parts, ", "));
 }
 
 double quantile(std::vector<double> v, double q) {

@@ -1,6 +1,7 @@
 #pragma once
 // Per-job records collected by observing the engine, and every aggregate computed only from them
 // (definitions in DESIGN.md section 3).
+#include <array>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@ struct JobRecord {
   std::string placement;  // "vc0-1:8+vc0-2:2", "" when rejected
   std::string status;     // "completed" or "rejected"
   std::string reason;     // why rejected, "" otherwise
+  Seconds estimate = 0;   // the runtime estimate schedulers saw (completed jobs)
   bool completed() const { return status == "completed"; }
   Seconds wait() const { return start - submit; }
   Seconds jct() const { return end - submit; }
@@ -40,6 +42,7 @@ struct RunMetrics {
   std::vector<double> decision_us;  // wall time of each scheduler call
   double sim_wall_s = 0;
   std::size_t estimate_fallbacks = 0;
+  std::array<std::size_t, 6> estimate_sources{};  // predicted runtimes: estimates per sim::EstimateSource
   // Look-ahead placement (milp): whether it ran, its solves, fallbacks and time per placement.
   bool has_placement_stats = false;
   std::size_t placement_solves = 0, placement_fallbacks = 0;
@@ -92,6 +95,18 @@ Summary summarize(const RunMetrics& run);
 // Several runs (windows) together: job statistics over all their jobs; utilisation and fragmentation
 // weighted by each run's span; makespan is the mean over runs; decisions and wall time are summed.
 Summary summarize(const std::vector<const RunMetrics*>& runs);
+
+// How close runtime estimates came to the true durations, over completed jobs (durations and estimates
+// of 0 count as 1 s): the median of |ln(estimate / duration)|, the share of jobs under-estimated, and the
+// share estimated within a factor of 2 either way.
+struct EstimateAccuracy {
+  std::size_t jobs = 0;
+  double median_abs_log_ratio = 0, under_share = 0, within_2x_share = 0;
+  std::array<std::size_t, 6> sources{};  // summed over the runs
+};
+EstimateAccuracy estimate_accuracy(const std::vector<const RunMetrics*>& runs);
+// "median |ln(est/true)| 0.41, 31.0% under-estimated, 72.5% within 2x (user+gpus+vc 80.1%, user 9.3%, ...)"
+std::string describe(const EstimateAccuracy& accuracy);
 
 // Quantile q in [0,1] with linear interpolation between order statistics (numpy's default); 0 if empty.
 double quantile(std::vector<double> values, double q);

@@ -28,7 +28,7 @@ nlohmann::json PpoOptions::to_json() const {
 
 nlohmann::json to_json(const TrainOptions& o) {
   const auto& p = o.env.profile;
-  return {{"arch", to_string(o.arch)},
+  nlohmann::json j = {{"arch", to_string(o.arch)},
           {"features", to_string(o.env.observation.features)},
           {"window_len", o.env.window_len},
           {"train_split", o.env.train_split},
@@ -45,6 +45,9 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"seed", o.seed},
           {"validation_windows", o.validation_windows},
           {"ppo", o.ppo.to_json()}};
+  if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted)
+    for (const auto& s : sim::engine_settings()) j[s.key] = s.get(o.env.engine);
+  return j;
 }
 
 nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoch) {

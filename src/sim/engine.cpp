@@ -9,6 +9,18 @@
 
 namespace rltune::sim {
 
+RuntimeKnowledge parse_runtime_knowledge(const std::string& name) {
+  return kRuntimeNames.parse(name == "predicted" ? "predicted:history" : name);
+}
+
+std::span<const NumberSetting<EngineOptions>> engine_settings() {
+  static const NumberSetting<EngineOptions> settings[] = {
+      {"--predict-last", "predict_last", "predicted runtimes: finished jobs of the same user averaged", 1, 1000,
+       &EngineOptions::predict_last},
+  };
+  return settings;
+}
+
 Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EngineOptions options)
     : specs_(jobs), options_(options), cluster_(cluster), jobs_(jobs.size()) {
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -23,6 +35,11 @@ Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSp
       else ++estimate_fallbacks_;
     }
     job.reason = cluster::admission_problem(cluster, spec, job.eligible);
+  }
+  if (options_.runtime == RuntimeKnowledge::predicted) {
+    check_bounds(options_, engine_settings(), "engine");
+    predictor_.emplace(options_.predict_last);
+    for (SimJob& job : jobs_) job.estimate = 0;  // unknown until the job arrives
   }
   queue_.reserve(jobs.size());
 }
@@ -41,6 +58,7 @@ void Engine::finish(JobIndex j) {
   running_.erase(std::find(running_.begin(), running_.end(), j));
   job.state = JobState::completed;
   ++ended_;
+  if (predictor_) predictor_->record(*job.spec, job.end - job.start);
   for (auto* o : observers_) o->on_finish(now_, j);
 }
 
@@ -55,6 +73,14 @@ void Engine::arrive(JobIndex j) {
   }
   job.state = JobState::queued;
   queue_.push_back(j);
+  predict(job);
+}
+
+void Engine::predict(SimJob& job) {
+  if (!predictor_) return;
+  const HistoryPredictor::Estimate e = predictor_->predict(*job.spec);
+  job.estimate = e.seconds;
+  ++estimate_sources_[static_cast<std::size_t>(e.source)];
 }
 
 void Engine::wake_at(Seconds t) {
@@ -137,6 +163,7 @@ void Engine::resume(Seconds now, std::span<const Running> running) {
     if (!problem.empty()) throw InputError(fmt::format("running job {}: {}", job.spec->id, problem));
     job.placement = with_request(r.placement, *job.spec);
     cluster_.allocate(job.placement);
+    predict(job);
     job.state = JobState::running;
     job.start = r.start;
     job.end = std::max(now + 1, r.start + job.spec->duration);

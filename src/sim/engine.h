@@ -5,7 +5,9 @@
 // Semantics (DESIGN.md section 2): at each time t, completions are processed first, then arrivals (in
 // trace order), then the scheduler decides. Every arrived job is in the queue. A job that can never run
 // is rejected when it arrives, with a reason. Time never goes backwards; every job ends exactly once.
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <queue>
 #include <span>
 #include <string>
@@ -13,6 +15,8 @@
 
 #include "cluster/cluster_state.h"
 #include "core/names.h"
+#include "core/settings.h"
+#include "sim/runtime_predictor.h"
 #include "trace/job_spec.h"
 
 namespace rltune::sim {
@@ -21,9 +25,14 @@ namespace rltune::sim {
 enum class RuntimeKnowledge {
   oracle,     // estimate = true duration (the reference's behaviour)
   requested,  // estimate = the trace's requested time where present, else the true duration
+  predicted,  // estimate = a HistoryPredictor's, made when the job arrives from the jobs finished by then
 };
-inline constexpr NameTable<RuntimeKnowledge, 2> kRuntimeNames{"runtime knowledge", {{{RuntimeKnowledge::oracle, "oracle"}, {RuntimeKnowledge::requested, "requested"}}}};
-inline RuntimeKnowledge parse_runtime_knowledge(const std::string& name) { return kRuntimeNames.parse(name); }  // InputError for unknown names
+// "predicted" names the default predictor; "predicted:NAME" picks one (history is the only one yet).
+inline constexpr NameTable<RuntimeKnowledge, 3> kRuntimeNames{
+    "runtime knowledge",
+    {{{RuntimeKnowledge::oracle, "oracle"}, {RuntimeKnowledge::requested, "requested"}, {RuntimeKnowledge::predicted, "predicted:history"}}}};
+// InputError for unknown names, listing the known ones.
+RuntimeKnowledge parse_runtime_knowledge(const std::string& name);
 inline const char* to_string(RuntimeKnowledge value) { return kRuntimeNames.name(value); }
 
 enum class JobState { pending, queued, running, completed, rejected };
@@ -67,7 +76,10 @@ class Scheduler {
 
 struct EngineOptions {
   RuntimeKnowledge runtime = RuntimeKnowledge::oracle;
+  int predict_last = 2;  // predicted: durations averaged per user key (Tsafrir et al. average the last 2)
 };
+// The numeric engine options, for flags, experiment YAML and config.json.
+std::span<const NumberSetting<EngineOptions>> engine_settings();
 
 class Engine {
  public:
@@ -114,6 +126,8 @@ class Engine {
   const EngineOptions& options() const { return options_; }
   // Jobs whose requested runtime was unknown under RuntimeKnowledge::requested (estimate = true duration).
   std::size_t estimate_fallbacks() const { return estimate_fallbacks_; }
+  // Under RuntimeKnowledge::predicted: how many estimates came from each source (EstimateSource order).
+  const std::array<std::size_t, 6>& estimate_sources() const { return estimate_sources_; }
 
   // Starts queued job `j` now with `placement`. Returns "" on success; otherwise the reason the decision
   // is invalid (not queued, pool not eligible, node lacks GPUs, wrong GPU count), and nothing changes.
@@ -128,6 +142,7 @@ class Engine {
   void move_time(Seconds t);
   void finish(JobIndex j);
   void arrive(JobIndex j);
+  void predict(SimJob& job);  // sets job.estimate under RuntimeKnowledge::predicted
 
   std::span<const trace::JobSpec> specs_;
   EngineOptions options_;
@@ -140,6 +155,8 @@ class Engine {
   JobIndex next_arrival_ = 0;
   std::size_t ended_ = 0;
   std::size_t estimate_fallbacks_ = 0;
+  std::optional<HistoryPredictor> predictor_;  // RuntimeKnowledge::predicted
+  std::array<std::size_t, 6> estimate_sources_{};
   Seconds now_ = 0;
   Seconds wake_ = kForever;  // wake_at()
   bool started_ = false;

@@ -166,7 +166,7 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
 
   std::vector<trace::JobSpec> specs;
   for (const Entry& e : entries) specs.push_back(e.spec);
-  sim::Engine engine(cluster, specs, {.runtime = o.runtime});
+  sim::Engine engine(cluster, specs, o.engine);
   std::vector<sim::Engine::Running> running;
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (!entries[i].placement.shares.empty())

@@ -30,7 +30,7 @@ namespace rltune::slurm {
 
 struct AdvisorOptions {
   policy::ProfileOptions profile;       // priority policy, placement, blocking, backfill
-  sim::RuntimeKnowledge runtime = sim::RuntimeKnowledge::requested;  // estimates = time limits
+  sim::EngineOptions engine{.runtime = sim::RuntimeKnowledge::requested};  // estimates = time limits
   bool placement = false;               // also choose nodes for the jobs that can start now
   std::string partition;                // "" = every partition
   long long priority_base = 100000;

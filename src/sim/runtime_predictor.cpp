@@ -1,0 +1,63 @@
+#include "sim/runtime_predictor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace rltune::sim {
+
+HistoryPredictor::HistoryPredictor(int last) : last_(static_cast<std::size_t>(std::max(1, last))) {}
+
+// user, GPU count and VC, separated by a byte no name contains.
+std::string HistoryPredictor::user_key(const trace::JobSpec& job) {
+  std::string key = job.user;
+  key += '\x1f';
+  key += std::to_string(job.gpus);
+  key += '\x1f';
+  key += job.vc;
+  return key;
+}
+
+HistoryPredictor::Estimate HistoryPredictor::predict(const trace::JobSpec& job) const {
+  const auto capped = [&](double mean, EstimateSource source) {
+    auto seconds = std::max<Seconds>(1, std::llround(mean));
+    if (job.requested_time > 0) seconds = std::min(seconds, job.requested_time);
+    return Estimate{seconds, source};
+  };
+  const auto recent_mean = [](const Recent& r) {
+    return static_cast<double>(std::accumulate(r.durations.begin(), r.durations.end(), Seconds{0})) /
+           static_cast<double>(r.durations.size());
+  };
+  if (!job.user.empty()) {
+    if (const auto it = by_user_gpus_vc_.find(user_key(job)); it != by_user_gpus_vc_.end())
+      return capped(recent_mean(it->second), EstimateSource::user_gpus_vc);
+    if (const auto it = by_user_.find(job.user); it != by_user_.end()) return capped(recent_mean(it->second), EstimateSource::user);
+  }
+  if (job.requested_time > 0) return {job.requested_time, EstimateSource::requested};
+  if (const auto it = by_vc_.find(job.vc); !job.vc.empty() && it != by_vc_.end())
+    return capped(it->second.sum / static_cast<double>(it->second.count), EstimateSource::vc);
+  if (all_.count > 0) return capped(all_.sum / static_cast<double>(all_.count), EstimateSource::all);
+  return {kNoHistoryEstimate, EstimateSource::none};
+}
+
+void HistoryPredictor::record(const trace::JobSpec& job, Seconds duration) {
+  const auto add = [&](Recent& r) {
+    if (r.durations.size() < last_) r.durations.push_back(duration);
+    else r.durations[r.next] = duration;
+    r.next = (r.next + 1) % last_;
+  };
+  if (!job.user.empty()) {
+    add(by_user_gpus_vc_[user_key(job)]);
+    add(by_user_[job.user]);
+  }
+  const auto d = static_cast<double>(duration);
+  if (!job.vc.empty()) {
+    Mean& m = by_vc_[job.vc];
+    m.sum += d;
+    ++m.count;
+  }
+  all_.sum += d;
+  ++all_.count;
+}
+
+}  // namespace rltune::sim

@@ -1,0 +1,61 @@
+#pragma once
+// Runtime predictions from history, as a real scheduler can make them (Tsafrir, Etsion and Feitelson,
+// "Backfilling using system-generated predictions rather than user runtime estimates", IEEE TPDS 2007):
+// a job's estimate is the mean duration of the last k finished jobs of the same user with the same GPU
+// count and VC, falling back to the user's last k, then to the user's requested time, then to the mean
+// of every finished job of the VC, then of the cluster. A requested time caps the estimate, as a time
+// limit caps a real job. The predictor is causal by construction: it only knows the jobs it was told
+// had finished.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/names.h"
+#include "trace/job_spec.h"
+
+namespace rltune::sim {
+
+// Where one estimate came from, most specific first.
+enum class EstimateSource { user_gpus_vc, user, requested, vc, all, none };
+inline constexpr NameTable<EstimateSource, 6> kEstimateSourceNames{
+    "estimate source",
+    {{{EstimateSource::user_gpus_vc, "user+gpus+vc"}, {EstimateSource::user, "user"}, {EstimateSource::requested, "requested"},
+      {EstimateSource::vc, "vc"}, {EstimateSource::all, "all"}, {EstimateSource::none, "none"}}}};
+
+// The estimate of a job when nothing at all is known yet (no history, no requested time).
+inline constexpr Seconds kNoHistoryEstimate = 3600;
+
+class HistoryPredictor {
+ public:
+  // `last` finished jobs of a user key are averaged (at least 1).
+  explicit HistoryPredictor(int last);
+
+  struct Estimate {
+    Seconds seconds;
+    EstimateSource source;
+  };
+  // The estimate for `job` from the jobs recorded so far (at least 1 s).
+  Estimate predict(const trace::JobSpec& job) const;
+  // `job` has finished after running for `duration` seconds.
+  void record(const trace::JobSpec& job, Seconds duration);
+
+ private:
+  // The last k durations of one user key, in a ring.
+  struct Recent {
+    std::vector<Seconds> durations;
+    std::size_t next = 0;
+  };
+  // Every duration of a population (a VC, or the cluster), as a running mean.
+  struct Mean {
+    double sum = 0;
+    long long count = 0;
+  };
+  static std::string user_key(const trace::JobSpec& job);
+
+  std::size_t last_;
+  std::unordered_map<std::string, Recent> by_user_gpus_vc_, by_user_;
+  std::unordered_map<std::string, Mean> by_vc_;
+  Mean all_;
+};
+
+}  // namespace rltune::sim

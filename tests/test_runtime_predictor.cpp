@@ -1,0 +1,182 @@
+// Runtime predictions from history: the fallback order, causality (a job's estimate depends only on jobs
+// finished before it arrived), determinism, backfilling when a job outlives its estimate, the realistic
+// regime in the RL environment, and the names users write.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/error.h"
+#include "helpers.h"
+#include "rl/env.h"
+#include "sim/runtime_predictor.h"
+
+namespace rltune::sim {
+namespace {
+
+using testing::job;
+
+trace::JobSpec user_job(const std::string& id, Seconds submit, Seconds duration, int gpus, const std::string& user,
+                        const std::string& vc = "", Seconds requested = -1) {
+  trace::JobSpec j = job(id, submit, duration, gpus, vc, requested);
+  j.user = user;
+  return j;
+}
+
+TEST(HistoryPredictor, FallsBackFromUserKeyToUserToRequestedToVcToAll) {
+  HistoryPredictor p(2);
+  const auto ask = [&](const trace::JobSpec& j) { return p.predict(j); };
+  const auto expect = [&](const trace::JobSpec& j, Seconds seconds, EstimateSource source) {
+    const HistoryPredictor::Estimate e = ask(j);
+    EXPECT_EQ(e.seconds, seconds) << j.id;
+    EXPECT_EQ(e.source, source) << j.id << ": " << kEstimateSourceNames.name(e.source);
+  };
+  expect(user_job("nothing", 0, 0, 1, "u"), kNoHistoryEstimate, EstimateSource::none);
+  expect(user_job("asks", 0, 0, 1, "u", "", 500), 500, EstimateSource::requested);
+
+  p.record(user_job("other", 0, 0, 8, "w", "a"), 1000);  // another user, in VC a
+  p.record(user_job("other", 0, 0, 8, "w", "b"), 3000);  // and in VC b
+  expect(user_job("anyone", 0, 0, 1, "u"), 2000, EstimateSource::all);               // no VC: all finished jobs
+  expect(user_job("in-a", 0, 0, 1, "u", "a"), 1000, EstimateSource::vc);             // VC a's mean
+  expect(user_job("in-a-asks", 0, 0, 1, "u", "a", 700), 700, EstimateSource::requested);  // own request first
+
+  p.record(user_job("mine", 0, 0, 4, "u", "a"), 100);
+  expect(user_job("mine-1gpu", 0, 0, 1, "u", "a"), 100, EstimateSource::user);       // the user, any size and VC
+  expect(user_job("mine-b", 0, 0, 4, "u", "b", 50), 50, EstimateSource::user);        // capped by the request
+  p.record(user_job("mine", 0, 0, 4, "u", "a"), 300);
+  expect(user_job("mine-4gpu", 0, 0, 4, "u", "a"), 200, EstimateSource::user_gpus_vc);  // mean of the last 2
+  p.record(user_job("mine", 0, 0, 4, "u", "a"), 700);
+  expect(user_job("mine-4gpu", 0, 0, 4, "u", "a"), 500, EstimateSource::user_gpus_vc);  // 300 and 700, not 100
+  // A job without a user never uses another's history: VC a's mean of every finished job.
+  expect(user_job("no-user", 0, 0, 4, "", "a"), (1000 + 100 + 300 + 700) / 4, EstimateSource::vc);
+}
+
+TEST(HistoryPredictor, EstimatesAreAtLeastOneSecond) {
+  HistoryPredictor p(1);
+  p.record(user_job("zero", 0, 0, 1, "u"), 0);
+  EXPECT_EQ(p.predict(user_job("next", 0, 0, 1, "u")).seconds, 1);
+}
+
+const char* kOneNode4 = "name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n";
+
+// Hand-worked: a job outlives its estimate; the reservation it holds back is never delayed by a
+// backfilled job beyond what the estimates allowed when it was backfilled, and once the estimate has
+// passed nothing more is backfilled into the reserved job's GPUs.
+TEST(PredictedRuntimes, BackfillingWhenAJobOutlivesItsEstimate) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {
+      user_job("p", 0, 20, 2, "u"),         // no history: 1 h
+      user_job("a", 30, 100, 2, "u"),       // predicted 20 (p's), runs 100: estimated end 50
+      user_job("b", 31, 10, 4, "v"),        // needs the node: blocked, reserved for 50
+      user_job("c", 32, 15, 2, "w", "", 15),  // requested 15, ends 47 <= 50: backfilled
+      user_job("d", 35, 5, 2, "x", "", 5),  // at 47 would end 52 > 50; later a is overdue: never backfilled
+  };
+  const auto out = testing::simulate(cluster, jobs, testing::profile("fcfs", policy::Blocking::global, true),
+                                     {.runtime = RuntimeKnowledge::predicted});
+  const std::map<std::string, std::pair<Seconds, Seconds>> expected = {
+      {"p", {0, 3600}}, {"a", {30, 20}}, {"b", {130, 20}}, {"c", {32, 15}}, {"d", {140, 5}}};
+  for (const auto& [id, start_estimate] : expected) {
+    EXPECT_EQ(out[id].start, start_estimate.first) << id;
+    EXPECT_EQ(out[id].estimate, start_estimate.second) << id;
+  }
+  EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::none)], 1u);
+  EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::user_gpus_vc)], 1u);
+  EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::all)], 1u);
+  EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::requested)], 2u);
+}
+
+// Lengthening every job that has not finished by time T changes nothing that was estimated by T: the
+// predictor only learns from jobs that have finished.
+TEST(PredictedRuntimes, AreCausal) {
+  const testing::GeneratedWorkload w("helios", 400, 1.1, 5);
+  const EngineOptions predicted{.runtime = RuntimeKnowledge::predicted};
+  const auto profile = testing::profile("fcfs", policy::Blocking::pool, true);
+  const auto first = testing::simulate(w.cluster, w.trace.jobs, profile, predicted);
+  const Seconds t = w.trace.jobs[200].submit;
+  std::vector<trace::JobSpec> altered = w.trace.jobs;
+  int lengthened = 0;
+  for (std::size_t i = 0; i < altered.size(); ++i)
+    if (first.run.jobs[i].end > t) {
+      altered[i].duration = altered[i].duration * 3 + 7;
+      ++lengthened;
+    }
+  ASSERT_GT(lengthened, 200);
+  const auto second = testing::simulate(w.cluster, altered, profile, predicted);
+  int later_changed = 0;
+  for (std::size_t i = 0; i < altered.size(); ++i) {
+    if (altered[i].submit <= t) {
+      ASSERT_EQ(first.run.jobs[i].estimate, second.run.jobs[i].estimate) << "job " << i;
+      if (first.run.jobs[i].start <= t) ASSERT_EQ(first.run.jobs[i].start, second.run.jobs[i].start) << "job " << i;
+    } else {
+      later_changed += first.run.jobs[i].estimate != second.run.jobs[i].estimate;
+    }
+  }
+  EXPECT_GT(later_changed, 0);  // the test can fail: later estimates do learn from the longer jobs
+}
+
+TEST(PredictedRuntimes, RepeatExactlyAndDifferFromTheTruth) {
+  const testing::GeneratedWorkload w("philly", 300, 1.0, 9);
+  const EngineOptions predicted{.runtime = RuntimeKnowledge::predicted, .predict_last = 3};
+  const auto profile = testing::profile("sjf", policy::Blocking::pool, true);
+  const auto a = testing::simulate(w.cluster, w.trace.jobs, profile, predicted);
+  const auto b = testing::simulate(w.cluster, w.trace.jobs, profile, predicted);
+  int wrong = 0;
+  for (std::size_t i = 0; i < a.run.jobs.size(); ++i) {
+    ASSERT_EQ(a.run.jobs[i].start, b.run.jobs[i].start);
+    ASSERT_EQ(a.run.jobs[i].estimate, b.run.jobs[i].estimate);
+    wrong += a.run.jobs[i].estimate != a.run.jobs[i].duration;
+  }
+  EXPECT_GT(wrong, 250);
+  const metrics::EstimateAccuracy accuracy = metrics::estimate_accuracy({&a.run});
+  EXPECT_EQ(accuracy.jobs, 300u);
+  EXPECT_GT(accuracy.median_abs_log_ratio, 0.0);
+  EXPECT_GT(accuracy.under_share, 0.0);
+  EXPECT_LT(accuracy.under_share, 1.0);
+}
+
+TEST(PredictedRuntimes, NamesAndBounds) {
+  EXPECT_EQ(parse_runtime_knowledge("predicted"), RuntimeKnowledge::predicted);
+  EXPECT_EQ(parse_runtime_knowledge("predicted:history"), RuntimeKnowledge::predicted);
+  try {
+    parse_runtime_knowledge("predicted:unknown");
+    ADD_FAILURE() << "predicted:unknown was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("predicted:history"), std::string::npos) << e.what();
+  }
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {job("a", 0, 10, 1)};
+  EXPECT_THROW(Engine(cluster, jobs, {.runtime = RuntimeKnowledge::predicted, .predict_last = 0}), InputError);
+}
+
+// The realistic regime in the environment: an agent that follows the baseline reproduces it (reward 0)
+// with predicted runtimes, pool blocking and backfilling.
+TEST(PredictedRuntimes, FollowingTheBaselineInTheRealisticRegimeGivesRewardZero) {
+  const testing::GeneratedWorkload w("helios", 2000, 0.95, 3);
+  for (const char* baseline : {"fcfs", "sjf"}) {
+    rl::EnvOptions o;
+    o.window_len = 200;
+    o.baseline = baseline;
+    o.commit = false;
+    o.profile.blocking = policy::Blocking::pool;
+    o.profile.backfill = true;
+    o.engine.runtime = RuntimeKnowledge::predicted;
+    rl::Env env(w.cluster, w.trace.jobs, o);
+    env.reset_at(100);
+    double reward = 1;
+    for (int steps = 0; steps < 100000; ++steps) {
+      int first = -1;
+      const rl::Observation& obs = env.observation();
+      for (int k = 0; k < obs.visible && first < 0; ++k)
+        if (obs.mask[static_cast<std::size_t>(k)]) first = k;
+      const rl::Env::Step s = env.step(first);
+      if (s.done) {
+        reward = s.reward;
+        break;
+      }
+    }
+    EXPECT_EQ(reward, 0.0) << baseline;
+    EXPECT_GT(env.baseline_score(), 1.0) << baseline;
+  }
+}
+
+}  // namespace
+}  // namespace rltune::sim
