@@ -74,6 +74,11 @@ expect 2 "--predict-last applies only to --runtime predicted" -- simulate --pred
 expect 2 "--predict-last: 0 is not between 1 and 1000" -- simulate --runtime predicted --predict-last 0
 expect 0 "runtime estimates \(predicted:history\):" -- simulate --policy fcfs,sjf --blocking pool --backfill --runtime predicted --sample-jobs 400
 expect 0 "median \|ln\(estimate/true\)\| [0-9.]+, [0-9.]+% under-estimated.*estimated from user\+gpus\+vc" -- trace-stats --runtime predicted --sample-jobs 400
+expect 0 "after up to 300 warm-up jobs" -- simulate --policy fcfs,sjf --window 400:100 --warmup 300
+"$RLTUNE" simulate --window 400:100 --warmup 300 --out "$TMP/warm" > /dev/null 2>&1
+[ "$(grep -c . "$TMP/warm/jobs.csv")" -eq 101 ] && grep -q '"warmup": 300' "$TMP/warm/config.json" \
+  || fail "warm windows: only the window's 100 jobs are written, and config.json records the warm-up"
+expect 2 "--warmup: Value -1 not in range" -- simulate --warmup -1
 "$RLTUNE" simulate --runtime predicted:history --predict-last 4 --sample-jobs 300 --out "$TMP/pred" > /dev/null 2>&1
 grep -q '"predict_last": 4' "$TMP/pred/config.json" && grep -q '"runtime_estimates"' "$TMP/pred/summary.json" \
   || fail "predicted runtimes: config.json records predict_last and summary.json the estimates' accuracy"

@@ -234,7 +234,7 @@ TEST(ExperimentRunner, PairedWindowsAndTheSameResultsWhateverJobs) {
   const std::string first = windows["helios"]["fcfs"][0];
   const std::size_t start = std::stoul(first.substr(0, first.find(':')));
   auto fcfs = policy::make_profile({});
-  const auto direct = metrics::summarize(experiment::run_window(g.cluster, {g.trace.jobs.data() + start, 64}, {}, *fcfs, first));
+  const auto direct = metrics::summarize(experiment::run_window(g.cluster, sim::warm_window(g.trace.jobs, start, 64, 0), {}, *fcfs, first));
   for (const auto& r : runs.rows)
     if (r[cc] == "helios" && r[pc] == "fcfs" && r[wc] == first) {
       EXPECT_DOUBLE_EQ(std::stod(r[ac]), direct.avg_wait_s);

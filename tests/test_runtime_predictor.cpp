@@ -105,7 +105,9 @@ TEST(PredictedRuntimes, AreCausal) {
   for (std::size_t i = 0; i < altered.size(); ++i) {
     if (altered[i].submit <= t) {
       ASSERT_EQ(first.run.jobs[i].estimate, second.run.jobs[i].estimate) << "job " << i;
-      if (first.run.jobs[i].start <= t) ASSERT_EQ(first.run.jobs[i].start, second.run.jobs[i].start) << "job " << i;
+      if (first.run.jobs[i].start <= t) {
+        ASSERT_EQ(first.run.jobs[i].start, second.run.jobs[i].start) << "job " << i;
+      }
     } else {
       later_changed += first.run.jobs[i].estimate != second.run.jobs[i].estimate;
     }

@@ -27,6 +27,7 @@ struct EvaluateArgs {
   int window_len = 256;
   double train_split = 0.7;
   std::string split = "test";
+  int warmup = 0;
   bool sample = false;
   std::string out;
 };
@@ -77,7 +78,7 @@ int run_evaluate(const EvaluateArgs& a) {
 
   for (auto& e : entries)
     for (const std::size_t s : starts) {
-      const std::span<const trace::JobSpec> jobs(trace.jobs.data() + s, len);
+      const sim::WarmWindow jobs = sim::warm_window(trace.jobs, s, len, static_cast<std::size_t>(a.warmup));
       e.runs.push_back(run_window(cluster, jobs, engine_options, *e.scheduler, fmt::format("{}:{}", s, len)));
     }
 
@@ -86,6 +87,7 @@ int run_evaluate(const EvaluateArgs& a) {
   evaluation["model"] = a.model;
   evaluation["split"] = a.split;
   evaluation["seed"] = a.trace.sample_seed;
+  if (a.warmup > 0) evaluation["warmup"] = a.warmup;
   report::Json windows = report::Json::array();
   for (std::size_t w = 0; w < starts.size(); ++w) {
     report::Json policies;
@@ -142,6 +144,10 @@ Command add_evaluate(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--windows", args->windows, "Number of windows (drawn with --seed)")->capture_default_str();
   sub->add_option("--window-len", args->window_len, "Jobs per window")->capture_default_str();
+  sub->add_option("--warmup", args->warmup,
+                  "Jobs before each window replayed first by fcfs (same placement, blocking, backfill), not measured")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000'000));
   sub->add_option("--split", args->split, "Where windows come from: test, validation, train or all")
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kSplitNames.names()));

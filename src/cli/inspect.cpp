@@ -114,7 +114,7 @@ void print_estimate_accuracy(const StatsArgs& a, const cluster::ClusterSpec& clu
   if (engine.runtime == sim::RuntimeKnowledge::oracle) return;
   const policy::ProfileOptions fcfs = a.profile.profile("fcfs");
   const auto scheduler = policy::make_profile(fcfs);
-  const metrics::RunMetrics run = run_window(cluster, t.jobs, engine, *scheduler, "all");
+  const metrics::RunMetrics run = run_window(cluster, {t.jobs, 0}, engine, *scheduler, "all");
   std::cout << fmt::format("\nruntime estimates ({}, in an {} replay):\n  {}\n", sim::to_string(engine.runtime), fcfs.name(),
                            metrics::describe(metrics::estimate_accuracy({&run})));
 }

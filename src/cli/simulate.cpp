@@ -60,6 +60,7 @@ struct SimulateArgs {
   std::vector<std::string> policies{"fcfs"};
   ProfileArgs profile;
   std::vector<std::string> windows;
+  int warmup = 0;
   std::string out;
 };
 
@@ -79,8 +80,9 @@ int run_simulate(const SimulateArgs& a) {
                            cluster.total_nodes(), cluster.total_gpus());
   std::cout << fmt::format("trace    {} ({} jobs, format {}{})\n", trace.source, trace.jobs.size(), trace.format,
                            trace.skipped.skipped ? fmt::format(", {} rows skipped", trace.skipped.skipped) : "");
-  std::cout << fmt::format("windows  {}; blocking {}; backfill {}; runtime estimates {}; placement {}\n\n",
-                           windows.size() == 1 ? windows[0].label : std::to_string(windows.size()), a.profile.blocking,
+  std::cout << fmt::format("windows  {}{}; blocking {}; backfill {}; runtime estimates {}; placement {}\n\n",
+                           windows.size() == 1 ? windows[0].label : std::to_string(windows.size()),
+                           a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "", a.profile.blocking,
                            a.profile.backfill ? "on" : "off", a.profile.runtime, a.profile.placement);
 
   std::vector<std::pair<std::string, metrics::Summary>> rows;
@@ -90,7 +92,7 @@ int run_simulate(const SimulateArgs& a) {
     auto scheduler = policy::make_profile(profile_options);
     std::vector<metrics::RunMetrics> runs;
     for (const auto& w : windows) {
-      const std::span<const trace::JobSpec> jobs(trace.jobs.data() + w.start, w.length);
+      const sim::WarmWindow jobs = sim::warm_window(trace.jobs, w.start, w.length, static_cast<std::size_t>(a.warmup));
       runs.push_back(run_window(cluster, jobs, engine_options, *scheduler, w.label));
       if (runs.back().estimate_fallbacks > 0)
         spdlog::warn("window {}: {} jobs have no requested time; their estimate is the true duration", w.label,
@@ -131,6 +133,7 @@ int run_simulate(const SimulateArgs& a) {
       report::Json ws = report::Json::array();
       for (const auto& w : windows) ws.push_back(w.label);
       config["windows"] = ws;
+      if (a.warmup > 0) config["warmup"] = a.warmup;
       report::write_file((dir / "config.json").string(), config.dump(2) + "\n");
     }
   }
@@ -156,6 +159,10 @@ Command add_simulate(CLI::App& app) {
       "Seed of the generated default workload, of gavel duration sampling and of rl-sampled's picks");
   args->profile.add_options(*sub);
   sub->add_option("--window", args->windows, "START:LEN over the submit-sorted trace, repeatable (default: all)");
+  sub->add_option("--warmup", args->warmup,
+                  "Jobs before each window replayed first by fcfs (same placement, blocking, backfill), not measured")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000'000));
   sub->add_option("--out", args->out, "Directory for jobs.csv, summary.json and config.json");
   return {sub, [args, sub] {
             args->profile.check(*sub, args->policies);

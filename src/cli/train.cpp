@@ -102,6 +102,10 @@ Command add_train(CLI::App& app) {
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
   sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
   sub->add_option("--window-len", o.env.window_len, "Jobs per episode")->capture_default_str();
+  sub->add_option("--warmup", o.env.warmup,
+                  "Jobs before each episode's window replayed first by fcfs (same placement, blocking, backfill), not scored")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000'000));
   sub->add_option("--train-split", o.env.train_split, "Share of the trace (by job index) that training windows come from")
       ->capture_default_str();
   sub->add_option("--validation-windows", o.validation_windows, "Validation windows scored after every epoch (picks best.pt)")

@@ -148,7 +148,8 @@ struct Parser {
 
   void windows(const YAML::Node& w, const std::string& key, WindowSpec& out) const {
     out.where = where(w);
-    check.only_keys(w, key, {"count", "length", "split", "train_split", "seed"});
+    check.only_keys(w, key, {"count", "length", "split", "train_split", "seed", "warmup"});
+    if (w["warmup"]) out.warmup = static_cast<int>(check.integer(w["warmup"], key + ".warmup", 0, 100'000'000));
     if (w["seed"]) out.seed = static_cast<std::uint64_t>(check.integer(w["seed"], key + ".seed", 0, INT64_MAX));
     if (w["count"]) out.count = static_cast<int>(check.integer(w["count"], key + ".count", 1, 1'000'000));
     if (w["length"]) out.length = static_cast<int>(check.integer(w["length"], key + ".length", 1, 100'000'000));
@@ -236,11 +237,9 @@ Json trace_json(const TraceSource& t) {
 }
 
 Json windows_json(const WindowSpec& w) {
-  return {{"count", w.count},
-          {"length", w.length},
-          {"split", rl::to_string(w.split)},
-          {"train_split", w.train_split},
-          {"seed", w.seed}};
+  Json j{{"count", w.count}, {"length", w.length}, {"split", rl::to_string(w.split)}, {"train_split", w.train_split}, {"seed", w.seed}};
+  if (w.warmup > 0) j["warmup"] = w.warmup;
+  return j;
 }
 
 Json policy_json(const PolicySpec& s) {

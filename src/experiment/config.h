@@ -59,6 +59,7 @@ struct WindowSpec {
   rl::Split split = rl::Split::all;
   double train_split = 0.7;
   std::uint64_t seed = 1;           // draws the windows; default: the config's seed
+  int warmup = 0;                   // jobs before each window replayed by fcfs first, not measured
   std::string where;                // "FILE:LINE" where they are set, for messages
 };
 

@@ -31,15 +31,22 @@ namespace rltune::experiment {
 
 namespace fs = std::filesystem;
 
-metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWindow window,
                                const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
                                const std::string& label, sim::Observer* observer) {
-  sim::Engine engine(cluster, jobs, engine_options);
+  sim::Engine engine(cluster, window.jobs, engine_options);
   if (observer) engine.add_observer(observer);
   const policy::PlacementStats* stats = scheduler.placement().stats();
   const policy::PlacementStats before = stats ? policy::PlacementStats{stats->solves, stats->fallbacks, {}} : policy::PlacementStats{};
   const std::size_t first_us = stats ? stats->solve_us.size() : 0;
-  metrics::RunMetrics run = metrics::run_and_measure(engine, scheduler, label);
+  metrics::RunMetrics run;
+  if (window.warmup == 0) {
+    run = metrics::run_and_measure(engine, scheduler, label);
+  } else {
+    const auto fcfs = policy::make_profile(policy::warmup_profile(scheduler.options()));
+    sim::WarmStart warm(*fcfs, scheduler, window.jobs[window.warmup].submit);
+    run = metrics::run_and_measure(engine, warm, label, window.warmup);
+  }
   if (stats) {  // this window's share of the scheduler's running totals
     run.has_placement_stats = true;
     run.placement_solves = stats->solves - before.solves;
@@ -162,8 +169,9 @@ Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_
     Json ts;
     SeriesRecorder recorder(ts);
     const sim::EngineOptions engine = s.engine;
-    const metrics::RunMetrics run = run_window(l.cluster, {l.trace.jobs.data() + start, len}, engine, *scheduler,
-                                               record["window"].get<std::string>(), series ? &recorder : nullptr);
+    const metrics::RunMetrics run =
+        run_window(l.cluster, sim::warm_window(l.trace.jobs, start, len, static_cast<std::size_t>(w.windows.warmup)), engine,
+                   *scheduler, record["window"].get<std::string>(), series ? &recorder : nullptr);
     recorder.close();
     const metrics::Summary m = metrics::summarize(run);
     record["status"] = "completed";

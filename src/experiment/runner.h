@@ -39,9 +39,11 @@ struct Outcome {
 // holding any experiment unless `resume`.
 Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options);
 
-// Runs `scheduler` on `jobs` and measures it, with this window's share of its placement statistics.
-// `observer` (optional) also watches the run.
-metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+// Runs `scheduler` on a window and measures it, with this window's share of its placement statistics.
+// The window's warm-up jobs are scheduled by fcfs under the scheduler's own placement, blocking and
+// backfilling until the first measured job arrives, and are not measured. `observer` (optional) also
+// watches the run.
+metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWindow window,
                                const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
                                const std::string& label, sim::Observer* observer = nullptr);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "cluster/cluster_state.h"
 #include "core/error.h"
@@ -18,8 +19,11 @@ constexpr double kBsldMinRuntimeS = 10;
 
 class Recorder final : public sim::Observer {
  public:
-  explicit Recorder(RunMetrics& out) : out_(out) {}
+  // Nothing before `measure_from` counts (a warm-up).
+  Recorder(RunMetrics& out, Seconds measure_from) : out_(out), measure_from_(measure_from) {}
   void on_advance(Seconds from, Seconds to, const cluster::ClusterState& cluster) override {
+    if (to <= measure_from_) return;
+    from = std::max(from, measure_from_);
     if (!seen_) {
       out_.observed_from = from;
       seen_ = true;
@@ -27,10 +31,13 @@ class Recorder final : public sim::Observer {
     out_.partial_node_seconds += static_cast<double>(cluster.partial_nodes()) * static_cast<double>(to - from);
     out_.observed_to = to;
   }
-  void on_decision(Seconds, double wall_us) override { out_.decision_us.push_back(wall_us); }
+  void on_decision(Seconds t, double wall_us) override {
+    if (t >= measure_from_) out_.decision_us.push_back(wall_us);
+  }
 
  private:
   RunMetrics& out_;
+  Seconds measure_from_;
   bool seen_ = false;
 };
 
@@ -47,13 +54,16 @@ double bounded_slowdown(double jct_s, double duration_s) { return std::max(1.0, 
 
 double JobRecord::bsld() const { return bounded_slowdown(static_cast<double>(jct()), static_cast<double>(duration)); }
 
-RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const std::string& window) {
+RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const std::string& window,
+                           std::size_t first_measured) {
   RunMetrics out;
   out.window = window;
   const auto& spec = engine.cluster_spec();
   out.cluster_gpus = spec.total_gpus();
   out.cluster_nodes = spec.total_nodes();
-  Recorder recorder(out);
+  RLTUNE_CHECK(first_measured == 0 || first_measured < engine.job_count(), "a window has jobs to measure");
+  Recorder recorder(out, first_measured == 0 ? std::numeric_limits<Seconds>::min()
+                                             : engine.job(static_cast<JobIndex>(first_measured)).spec->submit);
   engine.add_observer(&recorder);
   struct Detach {  // the engine must not keep a pointer to the recorder after we return
     sim::Engine& engine;
@@ -66,7 +76,7 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
   out.estimate_fallbacks = engine.estimate_fallbacks();
   out.estimate_sources = engine.estimate_sources();
   out.jobs.reserve(engine.job_count());
-  for (JobIndex j = 0; j < static_cast<JobIndex>(engine.job_count()); ++j) {
+  for (auto j = static_cast<JobIndex>(first_measured); j < static_cast<JobIndex>(engine.job_count()); ++j) {
     const sim::SimJob& job = engine.job(j);
     JobRecord r;
     r.job_id = job.spec->id;

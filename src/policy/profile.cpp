@@ -2,6 +2,13 @@
 
 namespace rltune::policy {
 
+ProfileOptions warmup_profile(const ProfileOptions& profile) {
+  ProfileOptions warmup = profile;
+  warmup.priority = "fcfs";
+  warmup.priority_options = {};
+  return warmup;
+}
+
 std::string ProfileOptions::name() const {
   std::string n = priority;
   if (placement != "greedy") n += "/" + placement;

@@ -23,6 +23,8 @@ struct ProfileOptions {
   // "fcfs", "sjf+backfill" ...: name used in outputs.
   std::string name() const;
 };
+// The profile that replays a warm window's warm-up: fcfs with `profile`'s placement, blocking and backfilling.
+ProfileOptions warmup_profile(const ProfileOptions& profile);
 
 // At each decision point: a new decision pass, to which the picker offers jobs.
 class ProfileScheduler final : public sim::Scheduler {

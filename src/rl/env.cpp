@@ -4,17 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "metrics/metrics.h"
 
 namespace rltune::rl {
 
-double score(const sim::Engine& e, Score s) {
+double score(const sim::Engine& e, Score s, std::size_t first_scored) {
   double sum = 0, work = 0;
   std::size_t n = 0;
   Seconds first_submit = kForever, last_end = 0;
-  for (std::size_t i = 0; i < e.job_count(); ++i) {
+  for (std::size_t i = first_scored; i < e.job_count(); ++i) {
     const sim::SimJob& j = e.job(static_cast<JobIndex>(i));
     if (j.state != sim::JobState::completed) continue;
     const double wait = static_cast<double>(j.start - j.spec->submit), jct = static_cast<double>(j.end - j.spec->submit);
@@ -43,6 +44,7 @@ const EnvOptions& checked(const EnvOptions& o, std::size_t jobs) {
   if (o.window_len < 1 || static_cast<std::size_t>(o.window_len) > jobs)
     throw InputError(fmt::format("--window-len {} must be between 1 and the trace's {} jobs", o.window_len, jobs));
   if (!(o.train_split > 0 && o.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
+  if (o.warmup < 0) throw InputError(fmt::format("--warmup {} must be at least 0", o.warmup));
   return o;
 }
 
@@ -86,18 +88,27 @@ const Observation& Env::reset(Rng& rng, Split split) {
 }
 
 const Observation& Env::reset_at(std::size_t start) {
-  const auto len = static_cast<std::size_t>(options_.window_len);
-  RLTUNE_CHECK(start + len <= jobs_.size(), "the window lies inside the trace");
+  const sim::WarmWindow window =
+      sim::warm_window(jobs_, start, static_cast<std::size_t>(options_.window_len), static_cast<std::size_t>(options_.warmup));
   window_start_ = start;
-  const auto window = jobs_.subspan(start, len);
-  // The baseline: the same window, placement and options, with the baseline's priority.
+  warm_jobs_ = window.warmup;
+  agent_from_ = warm_jobs_ > 0 ? window.jobs[warm_jobs_].submit : std::numeric_limits<Seconds>::min();
+  // The baseline: the same window, warm-up, placement and options, with the baseline's priority.
   policy::ProfileOptions baseline = options_.profile;
   baseline.priority = options_.baseline;
   auto scheduler = policy::make_profile(baseline);
-  sim::Engine reference(cluster_, window, options_.engine);
-  reference.run(*scheduler);
-  baseline_score_ = score(reference, options_.score);
-  engine_ = std::make_unique<sim::Engine>(cluster_, window, options_.engine);
+  sim::Engine reference(cluster_, window.jobs, options_.engine);
+  if (warm_jobs_ == 0) {
+    reference.run(*scheduler);
+  } else {
+    const auto fcfs = policy::make_profile(policy::warmup_profile(options_.profile));
+    sim::WarmStart warm(*fcfs, *scheduler, agent_from_);
+    reference.run(warm);
+  }
+  baseline_score_ = score(reference, options_.score, warm_jobs_);
+  engine_ = std::make_unique<sim::Engine>(cluster_, window.jobs, options_.engine);
+  warmup_ = warm_jobs_ > 0 ? policy::make_profile(policy::warmup_profile(options_.profile)) : nullptr;
+  if (warmup_) warmup_->begin_run(*engine_);
   agent_.begin_run();
   pass_.begin(*engine_);
   agent_score_ = 0;
@@ -107,7 +118,11 @@ const Observation& Env::reset_at(std::size_t start) {
 
 bool Env::next_decision() {
   for (;;) {
-    if (agent_.await_pick(pass_)) return true;
+    if (engine_->now() < agent_from_) {  // the warm-up: fcfs decides until the window's first job arrives
+      if (!engine_->queue().empty()) warmup_->decide(*engine_);
+    } else if (agent_.await_pick(pass_)) {
+      return true;
+    }
     if (!engine_->advance()) return false;
     pass_.begin(*engine_);
   }
@@ -123,7 +138,7 @@ Env::Step Env::step(int slot) {
 
 Env::Step Env::finish_step() {
   if (next_decision()) return {};
-  agent_score_ = score(*engine_, options_.score);
+  agent_score_ = score(*engine_, options_.score, warm_jobs_);
   const double base = baseline_score_, rl = agent_score_;
   return {true, (base - rl) / std::max({base, rl, 1.0})};
 }

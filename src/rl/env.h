@@ -7,7 +7,8 @@
 // without commitment, so does an agent that follows any baseline. The episode ends when every job has
 // ended. The reward is terminal: (baseline - rl) / max(baseline, rl, 1) on the chosen score, where the
 // baseline is the `baseline` heuristic run on the same window with the same placement, blocking and
-// backfilling (SPEC 6.5; backfilled jobs count in both scores, B11).
+// backfilling (SPEC 6.5; backfilled jobs count in both scores, B11). A warm window first replays the jobs
+// before it with fcfs, for both.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -32,7 +33,8 @@ enum class Score { bsld, wait, jct, sld, util };
 inline constexpr NameTable<Score, 5> kScoreNames{"score", {{{Score::bsld, "bsld"}, {Score::wait, "wait"}, {Score::jct, "jct"}, {Score::sld, "sld"}, {Score::util, "util"}}}};
 inline Score parse_score(const std::string& name) { return kScoreNames.parse(name); }  // InputError for unknown names
 inline const char* to_string(Score value) { return kScoreNames.name(value); }
-double score(const sim::Engine& finished, Score score);
+// Over the jobs from index `first_scored` on (earlier ones are a warm-up).
+double score(const sim::Engine& finished, Score score, std::size_t first_scored = 0);
 
 enum class Split { train, validation, test, all };
 inline constexpr NameTable<Split, 4> kSplitNames{"split", {{{Split::train, "train"}, {Split::validation, "validation"}, {Split::test, "test"}, {Split::all, "all"}}}};
@@ -47,6 +49,10 @@ std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split sp
 
 struct EnvOptions {
   int window_len = 256;
+  // Jobs before each window replayed first by fcfs (with `profile`'s placement, blocking and
+  // backfilling), for the agent and the baseline alike; they fill the cluster and the queue, and the
+  // agent decides once the window's first job has arrived. Not scored.
+  int warmup = 0;
   double train_split = 0.7;     // the first 70% of the jobs (by index) give training windows; the rest is
                                 // halved into validation and test (B6: they never overlap training)
   std::string baseline = "fcfs";
@@ -104,6 +110,9 @@ class Env {
   policy::DecisionPass pass_;
   AgentPicker agent_;
   std::unique_ptr<sim::Engine> engine_;
+  std::unique_ptr<policy::ProfileScheduler> warmup_;  // decides before agent_from_
+  Seconds agent_from_ = 0;
+  std::size_t warm_jobs_ = 0;  // this episode's warm-up jobs
   std::size_t window_start_ = 0;
   double baseline_score_ = 0, agent_score_ = 0;
 };

@@ -45,6 +45,7 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"seed", o.seed},
           {"validation_windows", o.validation_windows},
           {"ppo", o.ppo.to_json()}};
+  if (o.env.warmup > 0) j["warmup"] = o.env.warmup;
   if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted)
     for (const auto& s : sim::engine_settings()) j[s.key] = s.get(o.env.engine);
   return j;

@@ -74,6 +74,30 @@ class Scheduler {
   virtual void decide(Engine& engine) = 0;
 };
 
+// Decides with `warmup` before time `from`, then with `main`. A warm window replays the jobs before it
+// with one scheduler, so that every policy compared on the window starts from the same cluster and queue.
+class WarmStart final : public Scheduler {
+ public:
+  WarmStart(Scheduler& warmup, Scheduler& main, Seconds from) : warmup_(warmup), main_(main), from_(from) {}
+  void begin_run(const Engine& engine) override {
+    warmup_.begin_run(engine);
+    main_.begin_run(engine);
+  }
+  void decide(Engine& engine) override;
+
+ private:
+  Scheduler& warmup_;
+  Scheduler& main_;
+  Seconds from_;
+};
+
+// The window [start, start + length) of `jobs` preceded by up to `warmup` jobs (fewer at the trace's start).
+struct WarmWindow {
+  std::span<const trace::JobSpec> jobs;  // the warm-up jobs, then the window's
+  std::size_t warmup = 0;                // how many lead: the measured jobs start at this index
+};
+WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, std::size_t length, std::size_t warmup);
+
 struct EngineOptions {
   RuntimeKnowledge runtime = RuntimeKnowledge::oracle;
   int predict_last = 2;  // predicted: durations averaged per user key (Tsafrir et al. average the last 2)
