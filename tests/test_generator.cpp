@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include "cluster/cluster_spec.h"
 #include "core/error.h"
@@ -139,6 +140,101 @@ TEST(WorkloadModel, BadModelsNameTheKey) {
   EXPECT_THROW(load_model("no-such-family"), InputError);
 }
 
+WorkloadModel with_users(const std::string& family, int templates) {
+  WorkloadModel m = load_model(family);
+  m.user_behaviour = {.templates = templates, .repeat = 0.8, .activity_skew = 1.0, .duration_correlation = 0.9};
+  return m;
+}
+
+// Users with templates repeat themselves: most jobs have the GPU count of an earlier job of the same
+// user, and a user's mean duration at that count predicts the next one far better than without.
+TEST(UserBehaviour, UsersRepeatThemselvesAndTheLoadStillMatches) {
+  const auto cluster = cluster::load_cluster("helios");
+  const auto error_of_history = [](const trace::Trace& t) {
+    std::map<std::pair<std::string, int>, std::vector<double>> history;
+    std::vector<double> errors;
+    std::size_t repeated = 0;
+    for (const auto& j : t.jobs) {
+      auto& h = history[{j.user, j.gpus}];
+      repeated += !h.empty();
+      if (!h.empty())
+        errors.push_back(std::fabs(std::log(std::max(1.0, h.back()) / std::max<double>(1, static_cast<double>(j.duration)))));
+      h.push_back(static_cast<double>(j.duration));
+    }
+    return std::make_pair(quantile(errors, 0.5), static_cast<double>(repeated) / static_cast<double>(t.jobs.size()));
+  };
+  const auto plain = generate(load_model("helios"), cluster, {.jobs = 20'000, .load = 0.9, .seed = 3});
+  const auto repeating = generate(with_users("helios", 3), cluster, {.jobs = 20'000, .load = 0.9, .seed = 3});
+  const auto [plain_error, plain_repeated] = error_of_history(plain);
+  const auto [error, repeated] = error_of_history(repeating);
+  EXPECT_GT(repeated, 0.9);
+  EXPECT_LT(error, 0.8 * plain_error) << "median |ln(previous / this)|: " << error << " vs " << plain_error;
+  EXPECT_NEAR(offered_load(repeating, cluster), 0.9, 0.03 * 0.9);
+  // Heavy-tailed activity: the most active tenth of the users submits far more than a tenth of the jobs.
+  std::map<std::string, double> jobs_of;
+  for (const auto& j : repeating.jobs) ++jobs_of[j.user];
+  std::vector<double> counts;
+  for (const auto& [user, n] : jobs_of) counts.push_back(n);
+  std::sort(counts.rbegin(), counts.rend());
+  EXPECT_EQ(counts.size(), 40u);
+  EXPECT_GT(std::accumulate(counts.begin(), counts.begin() + 4, 0.0), 0.3 * static_cast<double>(repeating.jobs.size()));
+  std::vector<PoolId> eligible;
+  for (const auto& j : repeating.jobs) ASSERT_EQ(cluster::admission_problem(cluster, j, eligible), "") << j.id;
+  // Off, the generator draws exactly what it drew before the behaviour existed.
+  WorkloadModel off = with_users("helios", 0);
+  std::ostringstream a, b;
+  trace::write_canonical(a, generate(off, cluster, {.jobs = 500, .load = 0.9, .seed = 3}).jobs);
+  trace::write_canonical(b, generate(load_model("helios"), cluster, {.jobs = 500, .load = 0.9, .seed = 3}).jobs);
+  EXPECT_EQ(a.str(), b.str());
+}
+
+// A template's jobs draw their durations through a Gaussian copula, so every job still follows the
+// model's distribution: with many equally active users the mean and the quantiles match it, even for
+// Philly's heavy tail.
+TEST(UserBehaviour, DurationsStillFollowTheModel) {
+  const auto cluster = testing::cluster_from("pools: [{name: big, nodes: 100, gpus_per_node: 8}]");
+  WorkloadModel m = with_users("philly", 3);
+  m.users = 5000;
+  m.user_behaviour.activity_skew = 0;
+  m.user_behaviour.repeat = 1;
+  const auto t = generate(m, cluster, {.jobs = 200'000, .load = 0.8, .seed = 5});
+  double expected = 0, sum = 0;
+  for (const auto& size : m.sizes) expected += size.share * mean_duration(size);
+  std::map<int, std::vector<double>> by_gpus;
+  for (const auto& j : t.jobs) {
+    sum += static_cast<double>(j.duration);
+    by_gpus[j.gpus].push_back(static_cast<double>(j.duration));
+  }
+  EXPECT_NEAR(sum / 200'000.0, expected, 0.1 * expected);
+  for (const auto& size : m.sizes) {
+    const auto& d = by_gpus[size.gpus];
+    if (d.size() < 20'000) continue;
+    EXPECT_NEAR(quantile(d, 0.5), size.duration_quantiles[10], 0.05 * size.duration_quantiles[10]) << size.gpus << " GPUs";
+  }
+}
+
+TEST(UserBehaviour, RoundTripsThroughYamlAndBadValuesNameTheKey) {
+  const WorkloadModel m = with_users("philly", 4);
+  const WorkloadModel again = parse_model(to_yaml(m, "c"), "again.yaml");
+  EXPECT_EQ(again.user_behaviour.templates, 4);
+  EXPECT_EQ(to_yaml(again, "c"), to_yaml(m, "c"));
+  const std::string sizes = "sizes:\n  - {gpus: 1, share: 1, duration_quantiles: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+                            "13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]}\n";
+  for (const auto& [yaml, key] : std::vector<std::pair<std::string, std::string>>{
+           {"user_behaviour: {templates: 2, repeat: 1.5}\n", "user_behaviour.repeat"},
+           {"user_behaviour: {repeat: 0.5}\n", "user_behaviour.templates"},
+           {"user_behaviour: {templates: 2, colour: red}\n", "colour"},
+           {"extends: nosuch\n", "is not a workload family (alibaba"},
+           {"extends: helios-users\n", "helios-users itself extends another"}}) {
+    try {
+      parse_model(yaml + sizes, "m.yaml");
+      ADD_FAILURE() << yaml;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(WorkloadModel, FitRecoversAGeneratedWorkload) {
   const auto cluster = testing::cluster_from("pools: [{name: big, nodes: 100, gpus_per_node: 8}]");
   const auto model = load_model("philly");
@@ -168,6 +264,9 @@ TEST(Generator, MeanDurationFollowsTheModel) {
   const auto cluster = testing::cluster_from("pools: [{name: big, nodes: 100, gpus_per_node: 8}]");
   for (const auto& family : family_names()) {
     const auto model = load_model(family);
+    // With user behaviour, one trace's mean hangs on a few heavy users' templates (UserBehaviour tests
+    // the distribution itself).
+    if (model.user_behaviour.on()) continue;
     double expected = 0;
     for (const auto& size : model.sizes) expected += size.share * mean_duration(size);
     const auto t = generate(model, cluster, {.jobs = 200'000, .load = 0.8, .seed = 3});

@@ -30,12 +30,13 @@ class Rng {
   }
   // Exponential with the given mean.
   double exponential(double mean) { return -mean * std::log(1.0 - uniform()); }
-  // Log-normal: exp(mu + sigma * N(0,1)), N from Box-Muller.
-  double lognormal(double mu, double sigma) {
+  // Standard normal, by Box-Muller.
+  double normal() {
     const double u1 = 1.0 - uniform(), u2 = uniform();
-    const double n = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-    return std::exp(mu + sigma * n);
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
+  // Log-normal: exp(mu + sigma * N(0,1)).
+  double lognormal(double mu, double sigma) { return std::exp(mu + sigma * normal()); }
 
  private:
   std::uint64_t state_;

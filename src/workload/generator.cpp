@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -105,6 +106,64 @@ std::size_t pick(const std::vector<double>& cumulative, double u) {
   return std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), cumulative.size() - 1);
 }
 
+// The users of UserBehaviour: each belongs to a target and owns job templates for it.
+class Users {
+ public:
+  Users(const WorkloadModel& model, const std::vector<Target>& targets, const std::vector<double>& target_cumulative, Rng& rng)
+      : behaviour_(model.user_behaviour), of_target_(targets.size()), cumulative_(targets.size()) {
+    const auto n = static_cast<std::size_t>(model.users);
+    templates_.resize(n);
+    for (std::size_t u = 0; u < n; ++u) {
+      // The first users go one to each target, so that every target has a user; the rest by target weight.
+      const std::size_t home = u < targets.size() ? u : pick(target_cumulative, rng.uniform());
+      of_target_[home].push_back(u);
+      const double weight = 1.0 / std::pow(static_cast<double>(u + 1), behaviour_.activity_skew);
+      cumulative_[home].push_back((cumulative_[home].empty() ? 0 : cumulative_[home].back()) + weight);
+      for (int k = 0; k < behaviour_.templates; ++k) {
+        const Target& t = targets[home];
+        const auto size = static_cast<std::size_t>(t.sizes[pick(t.cumulative, rng.uniform())]);
+        templates_[u].push_back({size, rng.normal()});
+      }
+    }
+    for (auto& c : cumulative_)
+      for (double& x : c) x /= c.back();
+  }
+
+  struct Job {
+    std::size_t user;
+    std::size_t size;   // index into model.sizes
+    double duration;    // seconds
+  };
+  // A job for `target`: a user of it by activity, then one of the user's templates or a fresh draw.
+  Job draw(const WorkloadModel& model, std::size_t target, const Target& t, Rng& rng) const {
+    const auto fresh_size = [&] { return static_cast<std::size_t>(t.sizes[pick(t.cumulative, rng.uniform())]); };
+    if (of_target_[target].empty()) {  // more targets than users: anyone, drawn afresh
+      const auto user = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(templates_.size()) - 1));
+      const std::size_t size = fresh_size();
+      return {user, size, duration_at(model.sizes[size], rng.uniform())};
+    }
+    const std::size_t user = of_target_[target][pick(cumulative_[target], rng.uniform())];
+    if (rng.uniform() < behaviour_.repeat) {
+      const auto& [size, z] = templates_[user][static_cast<std::size_t>(rng.uniform_int(0, behaviour_.templates - 1))];
+      const double rho = behaviour_.duration_correlation;
+      const double score = rho * z + std::sqrt(1 - rho * rho) * rng.normal();  // N(0, 1) again
+      return {user, size, duration_at(model.sizes[size], 0.5 * std::erfc(-score / std::sqrt(2.0)))};
+    }
+    const std::size_t size = fresh_size();
+    return {user, size, duration_at(model.sizes[size], rng.uniform())};
+  }
+
+ private:
+  struct Template {
+    std::size_t size;
+    double z;  // the normal score its jobs' durations centre on
+  };
+  UserBehaviour behaviour_;
+  std::vector<std::vector<std::size_t>> of_target_;  // users by home target, in rank order
+  std::vector<std::vector<double>> cumulative_;      // their cumulative activity shares
+  std::vector<std::vector<Template>> templates_;     // per user
+};
+
 }  // namespace
 
 trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cluster, const GenerateOptions& o) {
@@ -125,20 +184,31 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
   advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(trace::JobSpec));
   trace.jobs.resize(static_cast<std::size_t>(o.jobs));
   double work = 0;
+  const std::optional<Users> users =
+      model.user_behaviour.on() ? std::optional<Users>(std::in_place, model, targets, target_cumulative, rng) : std::nullopt;
   for (int i = 0; i < o.jobs; ++i) {
     trace::JobSpec& j = trace.jobs[static_cast<std::size_t>(i)];
-    const Target& target = targets[pick(target_cumulative, rng.uniform())];
-    const SizeClass& size = model.sizes[static_cast<std::size_t>(target.sizes[pick(target.cumulative, rng.uniform())])];
+    const std::size_t target_index = pick(target_cumulative, rng.uniform());
+    const Target& target = targets[target_index];
     j.id = label("job", i, 7);
     j.source_line = i + 1;
-    j.gpus = size.gpus;
-    j.duration = std::llround(duration_at(size, rng.uniform()));
+    std::size_t user = 0;
+    if (users) {
+      const Users::Job drawn = users->draw(model, target_index, target, rng);
+      j.gpus = model.sizes[drawn.size].gpus;
+      j.duration = std::llround(drawn.duration);
+      user = drawn.user;
+    } else {
+      const SizeClass& size = model.sizes[static_cast<std::size_t>(target.sizes[pick(target.cumulative, rng.uniform())])];
+      j.gpus = size.gpus;
+      j.duration = std::llround(duration_at(size, rng.uniform()));
+    }
     const double estimate = static_cast<double>(j.duration) * (1 + (model.max_overestimate - 1) * rng.uniform());
     const auto rounds = static_cast<long long>(std::ceil(estimate / static_cast<double>(model.estimate_round_s)));
     j.requested_time = std::max(1LL, rounds) * model.estimate_round_s;
     j.vc = target.vc;
     if (!target.gpu_type.empty()) j.gpu_types = {target.gpu_type};
-    j.user = label("u", rng.uniform_int(1, model.users), 0);
+    j.user = label("u", users ? static_cast<std::int64_t>(user) + 1 : rng.uniform_int(1, model.users), 0);
     work += static_cast<double>(j.duration) * j.gpus;
   }
 

@@ -62,11 +62,21 @@ WorkloadModel parse_model(const std::string& yaml, const std::string& file) {
   const YamlCheck check{file};
   const YAML::Node root = check.load(yaml);
   if (!root || root.IsNull()) throw InputError(file + ": the workload model is empty");
-  check.only_keys(root, "", {"name", "source", "hourly_weights", "sizes", "max_overestimate", "estimate_round_s", "users"});
+  check.only_keys(root, "", {"extends", "name", "source", "hourly_weights", "sizes", "max_overestimate", "estimate_round_s",
+                             "users", "user_behaviour"});
   WorkloadModel m;
+  m.hourly_weights.fill(1.0);
+  // `extends: FAMILY`: that family with the keys given here replaced (one level: the family must not extend).
+  if (const YAML::Node base = root["extends"]) {
+    const std::string family = check.text(base, "extends");
+    const auto& all = presets();
+    const auto it = std::find_if(all.begin(), all.end(), [&](const Preset& p) { return p.name == family; });
+    if (it == all.end()) check.fail(base, "extends", fmt::format("'{}' is not a workload family ({})", family, fmt::join(family_names(), ", ")));
+    if (YAML::Load(it->yaml)["extends"]) check.fail(base, "extends", fmt::format("family {} itself extends another", family));
+    m = parse_model(it->yaml, it->name);
+  }
   m.name = root["name"] ? check.text(root["name"], "name") : file;
   if (root["source"]) m.source = check.text(root["source"], "source");
-  m.hourly_weights.fill(1.0);
   if (const YAML::Node w = root["hourly_weights"]) {
     if (!w.IsSequence() || w.size() != 24) check.fail(w, "hourly_weights", "must be a list of 24 numbers");
     for (std::size_t h = 0; h < 24; ++h) m.hourly_weights[h] = check.number(w[h], fmt::format("hourly_weights[{}]", h), 0, 1e9);
@@ -77,8 +87,20 @@ WorkloadModel parse_model(const std::string& yaml, const std::string& file) {
   if (root["max_overestimate"]) m.max_overestimate = check.number(root["max_overestimate"], "max_overestimate", 1, 1000);
   if (root["estimate_round_s"]) m.estimate_round_s = check.integer(root["estimate_round_s"], "estimate_round_s", 1, 86400);
   if (root["users"]) m.users = static_cast<int>(check.integer(root["users"], "users", 1, 1'000'000));
+  if (const YAML::Node b = root["user_behaviour"]) {
+    check.only_keys(b, "user_behaviour", {"templates", "repeat", "activity_skew", "duration_correlation"});
+    UserBehaviour& u = m.user_behaviour;
+    if (!b["templates"]) check.fail(b, "user_behaviour.templates", "is required (0 turns the behaviour off)");
+    u.templates = static_cast<int>(check.integer(b["templates"], "user_behaviour.templates", 0, 1000));
+    if (b["repeat"]) u.repeat = check.number(b["repeat"], "user_behaviour.repeat", 0, 1);
+    if (b["activity_skew"]) u.activity_skew = check.number(b["activity_skew"], "user_behaviour.activity_skew", 0, 10);
+    if (b["duration_correlation"])
+      u.duration_correlation = check.number(b["duration_correlation"], "user_behaviour.duration_correlation", 0, 1);
+  }
   const YAML::Node sizes = root["sizes"];
+  if (!sizes && root["extends"]) return m;
   if (!sizes || !sizes.IsSequence() || sizes.size() == 0) check.fail(root, "sizes", "must be a non-empty list");
+  m.sizes.clear();
   double total = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const YAML::Node s = sizes[i];
@@ -148,6 +170,9 @@ std::string to_yaml(const WorkloadModel& m, const std::string& header_comment) {
   out << "hourly_weights: " << list(m.hourly_weights) << '\n';
   out << fmt::format("max_overestimate: {}\nestimate_round_s: {}\nusers: {}\n", m.max_overestimate,
                      m.estimate_round_s, m.users);
+  if (const UserBehaviour& u = m.user_behaviour; u.on())
+    out << fmt::format("user_behaviour: {{templates: {}, repeat: {}, activity_skew: {}, duration_correlation: {}}}\n",
+                       u.templates, u.repeat, u.activity_skew, u.duration_correlation);
   out << "sizes:\n";
   for (const auto& s : m.sizes)
     out << fmt::format("  - {{gpus: {}, share: {}, duration_quantiles: {}}}\n", s.gpus, s.share,

@@ -24,6 +24,21 @@ struct SizeClass {
   std::vector<double> duration_quantiles;   // seconds at kQuantileProbabilities, non-decreasing
 };
 
+// Users that repeat themselves, so that a user's history predicts their next job. Each user belongs to
+// one target (a VC or GPU-type pool, or the cluster) and owns `templates` job templates: a GPU count
+// drawn from the model's shares and a normal score z. A user's job follows one of their templates with
+// probability `repeat`, else it is drawn afresh. A template's jobs have durations at quantile
+// Phi(rho z + sqrt(1 - rho^2) e) of the size's distribution, e a fresh normal per job (a Gaussian
+// copula): every job's duration still follows the model exactly, and jobs of one template are
+// correlated by rho = `duration_correlation`. Users are picked with Zipf weights 1/rank^skew.
+struct UserBehaviour {
+  int templates = 0;                 // per user; 0 = off
+  double repeat = 0.8;               // share of a user's jobs that follow a template
+  double activity_skew = 1.0;        // Zipf exponent of user activity; 0 = every user equally active
+  double duration_correlation = 0.9; // rho: 1 = a template's jobs all last the same, 0 = independent
+  bool on() const { return templates > 0; }
+};
+
 struct WorkloadModel {
   std::string name;
   std::string source;                       // where the numbers come from
@@ -33,6 +48,7 @@ struct WorkloadModel {
   double max_overestimate = 3;
   long long estimate_round_s = 600;
   int users = 40;                           // users named u1..uN
+  UserBehaviour user_behaviour;             // off (templates 0): every job's user is drawn uniformly
 };
 
 // Parses and validates a model (errors name the file, line and key).
