@@ -58,22 +58,24 @@ TEST(HistoryPredictor, EstimatesAreAtLeastOneSecond) {
 
 const char* kOneNode4 = "name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n";
 
-// Hand-worked: a job outlives its estimate; the reservation it holds back is never delayed by a
-// backfilled job beyond what the estimates allowed when it was backfilled, and once the estimate has
-// passed nothing more is backfilled into the reserved job's GPUs.
+// Hand-worked: a job outlives its estimate. Before the estimate passes, the reservation it holds back
+// bounds backfilling by that estimate; after, the job is expected to run as long again as it has (no
+// time limit), and backfilling re-plans with that: the reserved job is never delayed by a backfilled
+// one beyond what the estimates at the time allowed.
 TEST(PredictedRuntimes, BackfillingWhenAJobOutlivesItsEstimate) {
   const auto cluster = testing::cluster_from(kOneNode4);
   const std::vector<trace::JobSpec> jobs = {
-      user_job("p", 0, 20, 2, "u"),         // no history: 1 h
-      user_job("a", 30, 100, 2, "u"),       // predicted 20 (p's), runs 100: estimated end 50
-      user_job("b", 31, 10, 4, "v"),        // needs the node: blocked, reserved for 50
+      user_job("p", 0, 20, 2, "u"),           // no history: 1 h
+      user_job("a", 30, 100, 2, "u"),         // predicted 20 (p's), runs 100: estimated end 50
+      user_job("b", 31, 10, 4, "v"),          // needs the node: blocked, reserved for 50
       user_job("c", 32, 15, 2, "w", "", 15),  // requested 15, ends 47 <= 50: backfilled
-      user_job("d", 35, 5, 2, "x", "", 5),  // at 47 would end 52 > 50; later a is overdue: never backfilled
+      user_job("d", 35, 5, 2, "x", "", 5),    // at 47 it would end 52 > 50: waits
+      user_job("e", 60, 5, 2, "y", "", 5),    // at 60 a is overdue, expected to end at 90: d, then e, backfill
   };
   const auto out = testing::simulate(cluster, jobs, testing::profile("fcfs", policy::Blocking::global, true),
                                      {.runtime = RuntimeKnowledge::predicted});
   const std::map<std::string, std::pair<Seconds, Seconds>> expected = {
-      {"p", {0, 3600}}, {"a", {30, 20}}, {"b", {130, 20}}, {"c", {32, 15}}, {"d", {140, 5}}};
+      {"p", {0, 3600}}, {"a", {30, 20}}, {"b", {130, 20}}, {"c", {32, 15}}, {"d", {60, 5}}, {"e", {65, 5}}};
   for (const auto& [id, start_estimate] : expected) {
     EXPECT_EQ(out[id].start, start_estimate.first) << id;
     EXPECT_EQ(out[id].estimate, start_estimate.second) << id;
@@ -81,7 +83,23 @@ TEST(PredictedRuntimes, BackfillingWhenAJobOutlivesItsEstimate) {
   EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::none)], 1u);
   EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::user_gpus_vc)], 1u);
   EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::all)], 1u);
-  EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::requested)], 2u);
+  EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::requested)], 3u);
+}
+
+// With a time limit, a job that outlived its estimate is expected to end at its limit.
+TEST(PredictedRuntimes, AnOverdueJobIsExpectedAtItsTimeLimit) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {
+      user_job("p", 0, 20, 2, "u", "", 500),
+      user_job("a", 30, 100, 2, "u", "", 500),  // predicted 20, limit 500: at 60 expected to end at 530
+      user_job("b", 31, 10, 4, "v", "", 10),    // reserved: at 60, for 530
+      user_job("d", 60, 400, 2, "x", "", 400),  // ends 460 <= 530: backfilled at 60 (doubling would say 90)
+  };
+  const auto out = testing::simulate(cluster, jobs, testing::profile("fcfs", policy::Blocking::global, true),
+                                     {.runtime = RuntimeKnowledge::predicted});
+  EXPECT_EQ(out["a"].estimate, 20);
+  EXPECT_EQ(out["d"].start, 60);
+  EXPECT_EQ(out["b"].start, 460);  // d outlived a: the reservation moved to when the GPUs came free
 }
 
 // Lengthening every job that has not finished by time T changes nothing that was estimated by T: the

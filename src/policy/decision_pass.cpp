@@ -10,8 +10,7 @@
 namespace rltune::policy {
 
 Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
-  const Seconds now = view.now();
-  const auto estimated_end = [&](JobIndex r) { return std::max(now, view.job(r).estimated_end()); };
+  const auto estimated_end = [&](JobIndex r) { return view.expected_end(r); };
   std::vector<JobIndex> ending;
   for (const JobIndex r : view.running())
     if (view.job(r).placement().pool == pool) ending.push_back(r);
