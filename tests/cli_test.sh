@@ -247,6 +247,11 @@ expect 2 "not an experiment folder" -- report "$TMP"
 # The shipped comparison runs whole: every model it names loads and every run completes.
 expect 0 "1650 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet
+# The realistic-regime comparison (its last workload reads ../shared/traces).
+if [ -d "$SHARED/philly" ]; then
+  expect 0 "2400 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+    --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic.yaml" --out "$TMP/realistic" --quiet
+fi
 
 expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacct.txt" --out "$TMP/sacct.csv"
 
