@@ -11,6 +11,7 @@
 #include "policy/profile.h"
 #include "policy/registry.h"
 #include "sim/engine.h"
+#include "sim/runtime_predictor.h"
 #include "workload/generator.h"
 
 namespace {
@@ -76,6 +77,29 @@ void BM_FcfsGreedyHelios(benchmark::State& state) { run_full_trace(state, policy
 void BM_FcfsGreedyHeliosPoolBlocking(benchmark::State& state) { run_full_trace(state, policy::Blocking::pool); }
 BENCHMARK(BM_FcfsGreedyHelios)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FcfsGreedyHeliosPoolBlocking)->Unit(benchmark::kMillisecond);
+
+// The runtime predictor alone: one iteration = every job of the helios-users sample predicted at
+// arrival and recorded at its end (in submit order), the engine's work per job under --runtime
+// predicted. items/s = jobs per second.
+void BM_HistoryPredictor(benchmark::State& state) {
+  static const trace::Trace trace = [] {
+    const auto cluster = cluster::load_cluster("helios");
+    return workload::generate(workload::load_model("helios-users"), cluster, {.jobs = kSampleJobs, .load = 0.95, .seed = 1});
+  }();
+  std::size_t jobs = 0;
+  for (auto _ : state) {
+    sim::HistoryPredictor predictor(2);
+    Seconds sum = 0;
+    for (const trace::JobSpec& job : trace.jobs) {
+      sum += predictor.predict(job).seconds;
+      predictor.record(job, job.duration);
+    }
+    benchmark::DoNotOptimize(sum);
+    jobs += trace.jobs.size();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(jobs));
+}
+BENCHMARK(BM_HistoryPredictor)->Unit(benchmark::kMillisecond);
 
 // One iteration = one 256-job window; iterations cycle through the sample's complete windows so the
 // reported time is an average over different windows, not one window's best case.

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "env_helpers.h"
 #include "helpers.h"
 #include "policy/registry.h"
 #include "rl/env.h"
@@ -19,25 +20,8 @@ struct Workload : testing::GeneratedWorkload {
   Workload() : GeneratedWorkload("helios", 2000, 0.95, 3) {}
 };
 
-// Runs one episode choosing slots with `pick`; returns the terminal reward.
-template <typename Pick>
-double episode(Env& env, std::size_t start, Pick pick) {
-  env.reset_at(start);
-  for (int steps = 0; steps < 100000; ++steps) {
-    const Env::Step s = env.step(pick(env));
-    if (s.done) return s.reward;
-  }
-  ADD_FAILURE() << "the episode did not end";
-  return 0;
-}
-
-// The first slot the mask allows: the baseline's own pick.
-int first_legal(const Env& e) {
-  const Observation& obs = e.observation();
-  for (int k = 0; k < obs.visible; ++k)
-    if (obs.mask[static_cast<std::size_t>(k)]) return k;
-  return -1;
-}
+using testing::episode;
+using testing::first_legal;
 
 TEST(Env, FollowingTheBaselineOrderGivesTheBaselineSchedule) {
   const Workload s;

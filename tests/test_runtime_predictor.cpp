@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "env_helpers.h"
 #include "helpers.h"
 #include "rl/env.h"
 #include "sim/runtime_predictor.h"
@@ -180,20 +181,7 @@ TEST(PredictedRuntimes, FollowingTheBaselineInTheRealisticRegimeGivesRewardZero)
     o.profile.backfill = true;
     o.engine.runtime = RuntimeKnowledge::predicted;
     rl::Env env(w.cluster, w.trace.jobs, o);
-    env.reset_at(100);
-    double reward = 1;
-    for (int steps = 0; steps < 100000; ++steps) {
-      int first = -1;
-      const rl::Observation& obs = env.observation();
-      for (int k = 0; k < obs.visible && first < 0; ++k)
-        if (obs.mask[static_cast<std::size_t>(k)]) first = k;
-      const rl::Env::Step s = env.step(first);
-      if (s.done) {
-        reward = s.reward;
-        break;
-      }
-    }
-    EXPECT_EQ(reward, 0.0) << baseline;
+    EXPECT_EQ(testing::episode(env, 100, testing::first_legal), 0.0) << baseline;
     EXPECT_GT(env.baseline_score(), 1.0) << baseline;
   }
 }

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "experiment/config.h"
 #include "experiment/runner.h"
+#include "env_helpers.h"
 #include "helpers.h"
 #include "rl/env.h"
 
@@ -68,20 +69,7 @@ TEST(WarmWindows, TheEnvironmentScoresOnlyTheWindowAfterTheSameWarmUp) {
       o.engine.runtime = sim::RuntimeKnowledge::predicted;
     }
     rl::Env env(w.cluster, w.trace.jobs, o);
-    env.reset_at(350);
-    double reward = 1;
-    for (int steps = 0; steps < 100000; ++steps) {
-      int first = -1;
-      const rl::Observation& obs = env.observation();
-      for (int k = 0; k < obs.visible && first < 0; ++k)
-        if (obs.mask[static_cast<std::size_t>(k)]) first = k;
-      const rl::Env::Step s = env.step(first);
-      if (s.done) {
-        reward = s.reward;
-        break;
-      }
-    }
-    EXPECT_EQ(reward, 0.0);
+    EXPECT_EQ(testing::episode(env, 350, testing::first_legal), 0.0);
     auto fcfs = policy::make_profile(o.profile);
     const metrics::RunMetrics run =
         experiment::run_window(w.cluster, sim::warm_window(w.trace.jobs, 350, 120, 200), o.engine, *fcfs, "350:120");

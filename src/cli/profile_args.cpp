@@ -129,7 +129,8 @@ void ProfileArgs::describe(report::Json& config, const policy::ProfileOptions& p
   config["blocking"] = blocking;
   config["backfill"] = backfill;
   config["runtime"] = runtime;
-  if (const sim::EngineOptions e = engine(); e.runtime == sim::RuntimeKnowledge::predicted) config["predict_last"] = e.predict_last;
+  if (const sim::EngineOptions e = engine(); e.runtime == sim::RuntimeKnowledge::predicted)
+    write_settings(config, e, sim::engine_settings());
   if (p.placement == "milp") config["milp"] = experiment::milp_json(p.milp);
   config["multifactor"] = experiment::multifactor_json(multifactor());
 }

@@ -40,4 +40,13 @@ void check_bounds(const Options& o, std::span<const NumberSetting<Options>> sett
   }
 }
 
+// Each setting under its key in a JSON object (nlohmann's, or any with operator[]), integers as integers.
+template <typename Json, typename Options>
+void write_settings(Json& j, const Options& o, std::span<const NumberSetting<Options>> settings) {
+  for (const NumberSetting<Options>& s : settings) {
+    if (s.integer()) j[s.key] = static_cast<long long>(s.get(o));
+    else j[s.key] = s.get(o);
+  }
+}
+
 }  // namespace rltune

@@ -250,8 +250,7 @@ Json policy_json(const PolicySpec& s) {
          {"blocking", policy::to_string(p.blocking)},
          {"backfill", p.backfill},
          {"runtime", sim::to_string(s.engine.runtime)}};
-  if (s.engine.runtime == sim::RuntimeKnowledge::predicted)
-    for (const auto& setting : sim::engine_settings()) j[setting.key] = setting.get(s.engine);
+  if (s.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, s.engine, sim::engine_settings());
   if (p.placement == "milp") j["milp"] = milp_json(p.milp);
   if (p.priority == "multifactor") j["multifactor"] = multifactor_json(p.priority_options.multifactor);
   return j;
@@ -264,15 +263,6 @@ bool is_file_name(const std::string& s) {
 }  // namespace
 
 namespace {
-
-// Each setting under its key, integers as integers.
-template <typename Options>
-void write_settings(Json& j, const Options& o, std::span<const NumberSetting<Options>> settings) {
-  for (const NumberSetting<Options>& s : settings) {
-    if (s.integer()) j[s.key] = static_cast<long long>(s.get(o));
-    else j[s.key] = s.get(o);
-  }
-}
 
 }  // namespace
 

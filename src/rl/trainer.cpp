@@ -46,8 +46,7 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"validation_windows", o.validation_windows},
           {"ppo", o.ppo.to_json()}};
   if (o.env.warmup > 0) j["warmup"] = o.env.warmup;
-  if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted)
-    for (const auto& s : sim::engine_settings()) j[s.key] = s.get(o.env.engine);
+  if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, o.env.engine, sim::engine_settings());
   return j;
 }
 
