@@ -258,6 +258,7 @@ expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacc
 # slurm: bad options, and a cycle whose Slurm commands cannot run is skipped (exit 1 with --once).
 expect 2 "--interval '5x'" -- slurm --interval 5x --once
 expect 2 "--log-format" -- slurm --log-format xml --once
+expect 2 "sees no finished jobs to predict from" -- slurm --runtime predicted --once
 expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm-bin-dir "$TMP/no-slurm-here"
 
 # The shipped model runs in the embedded default (make run) without LibTorch.

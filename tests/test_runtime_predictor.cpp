@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "experiment/config.h"
 #include "env_helpers.h"
 #include "helpers.h"
 #include "rl/env.h"
@@ -87,6 +88,22 @@ TEST(PredictedRuntimes, BackfillingWhenAJobOutlivesItsEstimate) {
   EXPECT_EQ(out.run.estimate_sources[static_cast<std::size_t>(EstimateSource::requested)], 3u);
 }
 
+// A job whose estimate runs out exactly at a decision point is still running there (completions come
+// first): it has outlived its estimate, and backfilling plans with the corrected end, not with "now".
+TEST(PredictedRuntimes, AJobStillRunningWhenItsEstimateEndsIsOverdue) {
+  const auto cluster = testing::cluster_from(kOneNode4);
+  const std::vector<trace::JobSpec> jobs = {
+      user_job("p", 0, 20, 2, "u"),
+      user_job("a", 30, 100, 2, "u"),       // predicted 20: estimated end 50
+      user_job("b", 31, 10, 4, "v"),        // blocked, reserved for 50
+      user_job("d", 50, 5, 2, "x", "", 5),  // at 50 a is still running: expected at 70, so d backfills
+  };
+  const auto out = testing::simulate(cluster, jobs, testing::profile("fcfs", policy::Blocking::global, true),
+                                     {.runtime = RuntimeKnowledge::predicted});
+  EXPECT_EQ(out["d"].start, 50);
+  EXPECT_EQ(out["b"].start, 130);
+}
+
 // With a time limit, a job that outlived its estimate is expected to end at its limit.
 TEST(PredictedRuntimes, AnOverdueJobIsExpectedAtItsTimeLimit) {
   const auto cluster = testing::cluster_from(kOneNode4);
@@ -166,6 +183,20 @@ TEST(PredictedRuntimes, NamesAndBounds) {
   const auto cluster = testing::cluster_from(kOneNode4);
   const std::vector<trace::JobSpec> jobs = {job("a", 0, 10, 1)};
   EXPECT_THROW(Engine(cluster, jobs, {.runtime = RuntimeKnowledge::predicted, .predict_last = 0}), InputError);
+  // In an experiment, as on the command line, a predictor setting that would be ignored is an error.
+  const auto parse = [](const std::string& entry) {
+    policy::register_builtins();
+    return experiment::parse_config("policies: [" + entry + "]\nworkloads: [{cluster: helios, trace: {generate: {jobs: 300}}}]\n",
+                                    "/tmp/x.yaml");
+  };
+  try {
+    parse("{name: x, priority: fcfs, predict_last: 3}");
+    ADD_FAILURE() << "predict_last without runtime predicted was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("predict_last"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("applies only to runtime predicted"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse("{name: x, priority: fcfs, runtime: predicted, predict_last: 3}").workloads[0].policies[0].engine.predict_last, 3);
 }
 
 // The realistic regime in the environment: an agent that follows the baseline reproduces it (reward 0)

@@ -208,6 +208,10 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   slurm::AdvisorOptions options;
   options.profile = a.profile.profile(a.policy);
   options.engine = a.profile.engine();
+  // The advisor reads pending and running jobs only: a predictor would have no finished job to learn
+  // from and would answer with time limits, or a guess where there is none.
+  if (options.engine.runtime == sim::RuntimeKnowledge::predicted)
+    throw InputError("--runtime predicted: the Slurm advisor sees no finished jobs to predict from yet; use requested (time limits) or oracle");
   options.placement = placement_given || a.policy.find('@') != std::string::npos;
   options.partition = a.partition;
   options.priority_base = a.priority_base;

@@ -118,6 +118,10 @@ struct Parser {
       priority = check.text(node["priority"], key + ".priority");
       if (node["name"]) label = check.text(node["name"], key + ".name");
       profile_settings(node, key, s.profile, s.engine);
+      for (const auto& setting : sim::engine_settings())  // as the CLI: a setting that would be ignored is an error
+        if (node[setting.key] && s.engine.runtime != sim::RuntimeKnowledge::predicted)
+          check.fail(node[setting.key], key + "." + setting.key,
+                     fmt::format("applies only to runtime predicted (runtime is {})", sim::to_string(s.engine.runtime)));
     }
     if (priority.empty()) check.fail(node, key, "names no policy");
     // The model path is relative to the config file, like every other path. The label names the model

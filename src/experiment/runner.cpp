@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -77,13 +79,16 @@ std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : 
 // Queue length, busy GPUs and fragmentation at every change, relative to the window's first submit.
 class SeriesRecorder final : public sim::Observer {
  public:
-  explicit SeriesRecorder(Json& out) : out_(out) {
+  // Nothing before `measure_from` is recorded (a warm window's warm-up); the queue counts every job.
+  SeriesRecorder(Json& out, Seconds measure_from) : out_(out), measure_from_(measure_from) {
     for (const char* k : {"time_s", "queue_jobs", "gpus_busy", "fragmentation"}) out_[k] = Json::array();
   }
   void on_arrival(Seconds, JobIndex) override { ++queue_; }
   void on_reject(Seconds, JobIndex) override { --queue_; }
   void on_start(Seconds, JobIndex) override { --queue_; }
   void on_advance(Seconds from, Seconds to, const cluster::ClusterState& cluster) override {
+    if (to <= measure_from_) return;
+    from = std::max(from, measure_from_);
     if (!seen_) origin_ = from, seen_ = true;
     const int busy = cluster.spec().total_gpus() - cluster.free_total();
     const double frag = static_cast<double>(cluster.partial_nodes()) / cluster.spec().total_nodes();
@@ -106,6 +111,7 @@ class SeriesRecorder final : public sim::Observer {
 
  private:
   Json& out_;
+  Seconds measure_from_;
   bool seen_ = false;
   Seconds origin_ = 0, end_ = 0;
   long queue_ = 0, last_queue_ = -1;
@@ -167,11 +173,10 @@ Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_
   try {
     auto scheduler = make_scheduler(s, models);
     Json ts;
-    SeriesRecorder recorder(ts);
-    const sim::EngineOptions engine = s.engine;
+    const sim::WarmWindow jobs = sim::warm_window(l.trace.jobs, start, len, static_cast<std::size_t>(w.windows.warmup));
+    SeriesRecorder recorder(ts, jobs.warmup > 0 ? jobs.jobs[jobs.warmup].submit : std::numeric_limits<Seconds>::min());
     const metrics::RunMetrics run =
-        run_window(l.cluster, sim::warm_window(l.trace.jobs, start, len, static_cast<std::size_t>(w.windows.warmup)), engine,
-                   *scheduler, record["window"].get<std::string>(), series ? &recorder : nullptr);
+        run_window(l.cluster, jobs, s.engine, *scheduler, record["window"].get<std::string>(), series ? &recorder : nullptr);
     recorder.close();
     const metrics::Summary m = metrics::summarize(run);
     record["status"] = "completed";

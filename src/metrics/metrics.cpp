@@ -74,7 +74,6 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
   engine.run(scheduler);
   out.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   out.estimate_fallbacks = engine.estimate_fallbacks();
-  out.estimate_sources = engine.estimate_sources();
   out.jobs.reserve(engine.job_count());
   for (auto j = static_cast<JobIndex>(first_measured); j < static_cast<JobIndex>(engine.job_count()); ++j) {
     const sim::SimJob& job = engine.job(j);
@@ -90,6 +89,8 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
       r.end = job.end;
       r.placement = cluster::format_placement(spec, job.placement);
       r.estimate = job.estimate;
+      if (engine.options().runtime == sim::RuntimeKnowledge::predicted)
+        ++out.estimate_sources[static_cast<std::size_t>(job.estimate_source)];
     } else {
       r.reason = job.reason;
     }

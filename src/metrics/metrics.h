@@ -42,7 +42,7 @@ struct RunMetrics {
   std::vector<double> decision_us;  // wall time of each scheduler call
   double sim_wall_s = 0;
   std::size_t estimate_fallbacks = 0;
-  std::array<std::size_t, 6> estimate_sources{};  // predicted runtimes: estimates per sim::EstimateSource
+  std::array<std::size_t, 6> estimate_sources{};  // predicted runtimes: completed jobs per sim::EstimateSource
   // Look-ahead placement (milp): whether it ran, its solves, fallbacks and time per placement.
   bool has_placement_stats = false;
   std::size_t placement_solves = 0, placement_fallbacks = 0;

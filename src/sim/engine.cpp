@@ -80,7 +80,7 @@ void Engine::predict(SimJob& job) {
   if (!predictor_) return;
   const HistoryPredictor::Estimate e = predictor_->predict(*job.spec);
   job.estimate = e.seconds;
-  ++estimate_sources_[static_cast<std::size_t>(e.source)];
+  job.estimate_source = e.source;
 }
 
 void Engine::wake_at(Seconds t) {

@@ -5,7 +5,6 @@
 // Semantics (DESIGN.md section 2): at each time t, completions are processed first, then arrivals (in
 // trace order), then the scheduler decides. Every arrived job is in the queue. A job that can never run
 // is rejected when it arrives, with a reason. Time never goes backwards; every job ends exactly once.
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <queue>
@@ -42,6 +41,7 @@ inline const char* to_string(JobState value) { return kJobStateNames.name(value)
 struct SimJob {
   const trace::JobSpec* spec = nullptr;
   Seconds estimate = 0;           // runtime estimate seen by schedulers (never the truth unless oracle)
+  EstimateSource estimate_source = EstimateSource::none;  // under RuntimeKnowledge::predicted
   std::vector<PoolId> eligible;   // pools the job may run in (each large enough for it)
   JobState state = JobState::pending;
   Seconds start = -1, end = -1;   // end = start + true duration once started
@@ -150,8 +150,6 @@ class Engine {
   const EngineOptions& options() const { return options_; }
   // Jobs whose requested runtime was unknown under RuntimeKnowledge::requested (estimate = true duration).
   std::size_t estimate_fallbacks() const { return estimate_fallbacks_; }
-  // Under RuntimeKnowledge::predicted: how many estimates came from each source (EstimateSource order).
-  const std::array<std::size_t, 6>& estimate_sources() const { return estimate_sources_; }
 
   // Starts queued job `j` now with `placement`. Returns "" on success; otherwise the reason the decision
   // is invalid (not queued, pool not eligible, node lacks GPUs, wrong GPU count), and nothing changes.
@@ -180,7 +178,6 @@ class Engine {
   std::size_t ended_ = 0;
   std::size_t estimate_fallbacks_ = 0;
   std::optional<HistoryPredictor> predictor_;  // RuntimeKnowledge::predicted
-  std::array<std::size_t, 6> estimate_sources_{};
   Seconds now_ = 0;
   Seconds wake_ = kForever;  // wake_at()
   bool started_ = false;

@@ -49,15 +49,17 @@ class View {
   // Whether anything is still to happen: a running job to end or a job to arrive.
   bool event_pending() const { return engine_->event_pending(); }
   // When running job `j` should end, as a scheduler can expect it now: start + estimate while that is
-  // not past. A job that outlived its estimate is not killed; it is then expected to end at its time
-  // limit if that is still ahead (Tsafrir, Etsion and Feitelson's prediction correction), else after
-  // running as long again as it has so far. Backfilling re-plans with that new estimate.
+  // ahead. A job still running at or after that outlived its estimate (completions at `now` come
+  // before decisions; a job started now may end now). It is not killed; it is then expected at its
+  // time limit while that is ahead (Tsafrir, Etsion and Feitelson's prediction correction), at once
+  // when that has passed too (a real scheduler kills it there), and without a limit after running as
+  // long again as it has so far. Backfilling re-plans with that new estimate.
   Seconds expected_end(JobIndex j) const {
     const SimJob& job = engine_->job(j);
-    const Seconds end = job.start + job.estimate, now = engine_->now();
-    if (end >= now) return end;
-    if (job.spec->requested_time > 0 && job.start + job.spec->requested_time > now) return job.start + job.spec->requested_time;
-    return std::max(now + 1, now + (now - job.start));
+    const Seconds now = engine_->now(), end = job.start + job.estimate, limit = job.spec->requested_time;
+    if (end > now || job.start == now) return std::max(end, now);
+    if (limit > 0) return std::max(job.start + limit, now);
+    return now + (now - job.start);
   }
 
  private:

@@ -94,6 +94,8 @@ WorkloadModel parse_model(const std::string& yaml, const std::string& file) {
     u.templates = static_cast<int>(check.integer(b["templates"], "user_behaviour.templates", 0, 1000));
     if (b["repeat"]) u.repeat = check.number(b["repeat"], "user_behaviour.repeat", 0, 1);
     if (b["activity_skew"]) u.activity_skew = check.number(b["activity_skew"], "user_behaviour.activity_skew", 0, 10);
+    if (static_cast<long long>(u.templates) * m.users > 10'000'000)
+      check.fail(b["templates"], "user_behaviour.templates", fmt::format("{} templates for each of {} users: at most 10 million in all", u.templates, m.users));
     if (b["duration_correlation"])
       u.duration_correlation = check.number(b["duration_correlation"], "user_behaviour.duration_correlation", 0, 1);
   }

@@ -29,8 +29,9 @@ struct SizeClass {
 // drawn from the model's shares and a normal score z. A user's job follows one of their templates with
 // probability `repeat`, else it is drawn afresh. A template's jobs have durations at quantile
 // Phi(rho z + sqrt(1 - rho^2) e) of the size's distribution, e a fresh normal per job (a Gaussian
-// copula): every job's duration still follows the model exactly, and jobs of one template are
-// correlated by rho = `duration_correlation`. Users are picked with Zipf weights 1/rank^skew.
+// copula): over traces, a job's duration follows the model exactly, and jobs of one template are
+// correlated by rho = `duration_correlation`. Within one trace the mix leans towards the templates of
+// the most active users. Users are picked with Zipf weights 1/rank^skew.
 struct UserBehaviour {
   int templates = 0;                 // per user; 0 = off
   double repeat = 0.8;               // share of a user's jobs that follow a template
