@@ -56,7 +56,8 @@ Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jo
       options_(checked(options, jobs.size())),
       pass_(options_.profile.blocking, options_.profile.backfill, policy::make_placement(options_.profile)),
       agent_(policy::make_priority(options_.baseline, options_.profile.priority_options),
-             {options_.observation, options_.skip, options_.commit}) {}
+             {options_.observation, options_.skip, options_.commit}),
+      warmup_(options_.warmup > 0 ? policy::make_profile(policy::warmup_profile(options_.profile)) : nullptr) {}
 
 void Env::set_ranker(Ranker ranker) {
   // Only look-ahead placements read the ranking: without one, the agent's scores are not worth computing.
@@ -101,14 +102,12 @@ const Observation& Env::reset_at(std::size_t start) {
   if (warm_jobs_ == 0) {
     reference.run(*scheduler);
   } else {
-    const auto fcfs = policy::make_profile(policy::warmup_profile(options_.profile));
-    sim::WarmStart warm(*fcfs, *scheduler, agent_from_);
+    sim::WarmStart warm(*warmup_, *scheduler, agent_from_);
     reference.run(warm);
   }
   baseline_score_ = score(reference, options_.score, warm_jobs_);
   engine_ = std::make_unique<sim::Engine>(cluster_, window.jobs, options_.engine);
-  warmup_ = warm_jobs_ > 0 ? policy::make_profile(policy::warmup_profile(options_.profile)) : nullptr;
-  if (warmup_) warmup_->begin_run(*engine_);
+  if (warm_jobs_ > 0) warmup_->begin_run(*engine_);
   agent_.begin_run();
   pass_.begin(*engine_);
   agent_score_ = 0;
