@@ -43,6 +43,12 @@ expect 0 "wrote" -- simulate --policy fcfs,wfp --window 0:100 --window 100:50 --
 [ -f "$TMP/out2/fcfs/jobs.csv" ] && [ -f "$TMP/out2/wfp/summary.json" ] || fail "per-policy output folders missing"
 grep -q '^0:100,' "$TMP/out2/fcfs/jobs.csv" && grep -q '^100:50,' "$TMP/out2/fcfs/jobs.csv" || fail "window labels in jobs.csv"
 [ "$(grep -c . "$TMP/out2/fcfs/jobs.csv")" -eq 151 ] || fail "two windows should give 150 rows"
+# Two policies whose folder names come out the same each get their own folder.
+expect 0 "fcfs: .*/out3/fcfs-2" -- simulate --trace "$TMP/ok.csv" --policy fcfs,fcfs --out "$TMP/out3"
+[ -f "$TMP/out3/fcfs/jobs.csv" ] && [ -f "$TMP/out3/fcfs-2/jobs.csv" ] || fail "a repeated policy overwrote the first one's folder"
+expect 0 "^rltune [0-9]+\.[0-9]+\.[0-9]+$" -- --version
+expect 2 "seed" -- simulate --seed -1
+expect 2 "seed" -- generate --jobs 5 --seed -1 --out "$TMP/never.csv"
 expect 0 "tiny" -- simulate --cluster "$TMP/tiny.yaml" --trace "$TMP/ok.csv" --placement defrag
 expect 0 "offered load" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
 expect 0 "multifactor" -- policies
@@ -134,11 +140,11 @@ expect 2 "neither a workload family" -- generate --like nowhere.yaml --out "$TMP
 expect 2 "give --out" -- generate
 
 # MILP placement: runs, reports its solves in summary.json, keeps its options in config.json.
-expect 0 "fcfs/milp" -- simulate --policy fcfs --placement milp --sample-jobs 300 --out "$TMP/milp"
+expect 0 "fcfs@milp" -- simulate --policy fcfs --placement milp --sample-jobs 300 --out "$TMP/milp"
 grep -q '"milp_solves": [1-9]' "$TMP/milp/summary.json" || fail "summary.json lacks milp_solves"
 grep -q '"milp_us_p99"' "$TMP/milp/summary.json" || fail "summary.json lacks milp_us_p99"
 grep -q '"model": "nodes"' "$TMP/milp/config.json" || fail "config.json lacks the milp model"
-expect 0 "fcfs/milp" -- simulate --policy fcfs --placement milp --milp-model ways --milp-alpha 2 --sample-jobs 100 --out "$TMP/ways"
+expect 0 "fcfs@milp" -- simulate --policy fcfs --placement milp --milp-model ways --milp-alpha 2 --sample-jobs 100 --out "$TMP/ways"
 grep -q '"alpha": 2' "$TMP/ways/config.json" || fail "config.json lacks the given alpha"
 grep -q '"beta": 0.3' "$TMP/ways/config.json" || fail "ways should default to the paper's beta"
 expect 2 "unknown model 'magic'" -- simulate --placement milp --milp-model magic
@@ -161,12 +167,22 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 3 ] || fail "the resumed run should have two epochs"
   expect 2 "settings differ" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 3 --trajs 5 \
     --quiet --resume --out "$TMP/run"
-  expect 0 "rl vs sjf" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 \
-    --baselines fcfs,sjf --out "$TMP/eval"
+  expect 0 "wrote $TMP/eval/evaluation.json" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 \
+    --window-len 64 --baselines fcfs,sjf --out "$TMP/eval/"
+  grep -q "rl vs sjf" <("$RLTUNE" evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 \
+    --baselines fcfs,sjf 2>&1) || fail "evaluate prints no improvement over sjf"
   grep -q '"improvement"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks the improvement"
   grep -q '"avg_bsld_pct"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks avg_bsld_pct"
+  # The whole test split (jobs 2550..3000 of 3000) as one window, warmed by the 100 jobs before it.
+  expect 0 "windows  1 x 450 jobs from the test split \(jobs 2550\.\.3000\) after up to 100 warm-up jobs" -- evaluate \
+    --model "$TMP/run" --cluster helios --sample-jobs 3000 --window all --warmup 100 --baselines fcfs
+  expect 2 "only 'all'" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --window 0:100
+  expect 2 "excludes" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --window all --windows 3
   expect 0 "rl:" -- simulate --policy fcfs,rl:"$TMP/run" --sample-jobs 300
-  expect 0 "rl:" -- simulate --policy rl:"$TMP/run/policy.json" --sample-jobs 300 --blocking pool --backfill
+  "$RLTUNE" simulate --policy rl:"$TMP/run" --sample-jobs 300 2>&1 | grep -q "carry over" && fail "a model in its own regime warned"
+  # Trained with global blocking and no backfill: run otherwise, it says so.
+  expect 0 "runs with pool blocking \(trained: global\), backfill \(trained: no backfill\); what it learned may not carry over" \
+    -- simulate --policy rl:"$TMP/run/policy.json" --sample-jobs 300 --blocking pool --backfill
   # rl-sampled in simulate is the policy that evaluate --sample runs: the same seed gives the same window result.
   expect 0 "rl vs fcfs" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 1 --window-len 64 \
     --baselines fcfs --sample --seed 3 --out "$TMP/eval-sampled"
@@ -238,7 +254,7 @@ printf 'defaults: {placement: milp, milp: {extra_nodes: 65}}\npolicies: [fcfs]\n
 expect 2 "defaults.milp.extra_nodes'.*between 0 and 64" -- experiment --config "$TMP/bad-milp.yaml" --out "$TMP/x"
 expect 2 "milp-extra-nodes: 65 is not between 0 and 64" -- simulate --placement milp --milp-extra-nodes 65
 expect 2 "milp-lookahead: 2.5 is not a whole number" -- simulate --placement milp --milp-lookahead 2.5
-expect 0 "fcfs/milp" -- simulate --placement milp --milp-extra-nodes 64 --milp-time-limit-ms 3600000 --sample-jobs 50
+expect 0 "fcfs@milp" -- simulate --placement milp --milp-extra-nodes 64 --milp-time-limit-ms 3600000 --sample-jobs 50
 if command -v gnuplot >/dev/null; then
   expect 0 "wrote .*report.html" -- report "$TMP/exp"
   grep -q "<svg\|data:image/svg" "$TMP/exp/report.html" || fail "report.html has no figure"
@@ -263,7 +279,7 @@ expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm
 
 # The shipped model runs in the embedded default (make run) without LibTorch.
 MODELS="$(dirname "$0")/../models"
-expect 0 "rl:.*helios-fcfs-bsld-extended/milp .* 300 " -- simulate --cluster helios --seed 2 --blocking pool --sample-jobs 300 \
+expect 0 "rl:.*helios-fcfs-bsld-extended@milp .* 300 " -- simulate --cluster helios --seed 2 --blocking pool --sample-jobs 300 \
   --policy fcfs,rl:"$MODELS/helios-fcfs-bsld-extended",rl:"$MODELS/helios-fcfs-bsld-extended@milp"
 
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"

@@ -100,7 +100,7 @@ grep -q "would run: scontrol update" "$BASE/dry.log" || fail "dry run printed no
 # A trained model and the MILP placement decide on the live cluster too.
 "$RLTUNE" slurm --policy "rl:$HERE/../models/helios-fcfs-bsld-extended" --placement milp --once --dry-run > "$BASE/rl.log" 2>&1 ||
   fail "rl + milp dry run failed: $(cat "$BASE/rl.log")"
-grep -q "helios-fcfs-bsld-extended/milp orders 3 pending jobs" "$BASE/rl.log" || fail "rl + milp did not order the 3 jobs: $(cat "$BASE/rl.log")"
+grep -q "helios-fcfs-bsld-extended@milp orders 3 pending jobs" "$BASE/rl.log" || fail "rl + milp did not order the 3 jobs: $(cat "$BASE/rl.log")"
 
 # 4. Placement: with the partition down nothing starts; the advisor asks for nodes; once up, the jobs
 #    run where it said.

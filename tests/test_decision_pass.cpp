@@ -124,7 +124,7 @@ class ScriptedPicker final : public Picker {
   using Choose = std::function<int(const rl::Observation&, const sim::View&)>;
   ScriptedPicker(rl::AgentOptions options, Choose choose)
       : agent_(make_priority("fcfs", {}), options), choose_(std::move(choose)) {}
-  void begin_run() override { agent_.begin_run(); }
+  void begin_run(const DecisionPass& /*pass*/, const sim::Engine& /*engine*/) override { agent_.begin_run(); }
   std::span<const JobIndex> order(const sim::View& view) override { return agent_.order(view); }
   void decide(DecisionPass& pass) override {
     while (agent_.await_pick(pass))

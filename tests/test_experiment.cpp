@@ -89,7 +89,7 @@ TEST(ExperimentConfig, ParsesPoliciesWorkloadsAndDefaults) {
   EXPECT_EQ(p.windows.count, 3);   // its own key
   EXPECT_EQ(p.windows.length, 64);  // the config's
   ASSERT_EQ(p.policies.size(), 4u);
-  EXPECT_EQ(p.policies[3].label, "uni/defrag");
+  EXPECT_EQ(p.policies[3].label, "uni@defrag");
   EXPECT_EQ(p.policies[3].profile.placement, "defrag");
   EXPECT_EQ((std::vector<std::string>{"fcfs", "sjf"}), c.baselines);
   EXPECT_EQ(c.effective["workloads"][1]["policies"][3]["placement"], "defrag");
@@ -117,7 +117,7 @@ TEST(ExperimentConfig, ModelsResolveAgainstTheConfigFolderAndSampledOnesTakeTheS
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].label, "rl:m");
   EXPECT_EQ(p[0].profile.priority, "rl:" + (fs::path(dir.path) / "m").string());
-  EXPECT_EQ(p[1].label, "rl-sampled:m/milp");
+  EXPECT_EQ(p[1].label, "rl-sampled:m@milp");
   EXPECT_EQ(p[1].profile.priority, "rl-sampled:" + (fs::path(dir.path) / "m").string());
   EXPECT_EQ(p[1].profile.priority_options.seed, 9u);
   const std::string e = config_error("policies: [\"rl-sampled:\"]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
@@ -228,7 +228,7 @@ TEST(ExperimentRunner, PairedWindowsAndTheSameResultsWhateverJobs) {
   for (const auto& [cluster, by_policy] : windows)
     for (const auto& [policy, list] : by_policy) EXPECT_EQ(list, by_policy.begin()->second) << cluster << " " << policy;
   EXPECT_EQ(windows["helios"]["fcfs"].size(), 4u);
-  EXPECT_EQ(windows["philly-paper"]["uni/defrag"].size(), 3u);
+  EXPECT_EQ(windows["philly-paper"]["uni@defrag"].size(), 3u);
 
   testing::GeneratedWorkload g("helios", 600, 0.9, 3);
   const std::string first = windows["helios"]["fcfs"][0];
@@ -272,6 +272,28 @@ TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {
   // A different config may not resume into it.
   Config other = parse(std::string(kConfig).replace(std::string(kConfig).find("seed: 3"), 7, "seed: 4"));
   EXPECT_THROW(experiment::run_experiment(other, part.path, {.resume = true, .progress = false}), InputError);
+}
+
+// A trace file that changes behind the same config: --resume refuses, naming the file.
+TEST(ExperimentRunner, ResumeRefusesWhenAnInputFileChanged) {
+  TempDir dir;
+  const std::string trace = dir.path + "/jobs.csv";
+  std::string rows = "job_id,submit_time,duration,num_gpus,vc\n";
+  for (int k = 0; k < 40; ++k) rows += fmt::format("j{},{},{},{},{}\n", k, 60 * k, 600 + 37 * k, 1 << (k % 4), k % 5);
+  write_file(trace, rows);
+  const std::string text = "windows: {count: 2, length: 20}\npolicies: [fcfs, sjf]\nworkloads: [{cluster: helios, trace: {files: [jobs.csv]}}]\n";
+  const Config c = parse(text, dir.path + "/exp.yaml");
+  const std::string out = dir.path + "/out";
+  experiment::run_experiment(c, out, {.jobs = 1, .progress = false});
+  EXPECT_NE(read(fs::path(out) / "config.json").find("fnv1a64:"), std::string::npos);
+  EXPECT_EQ(experiment::run_experiment(c, out, {.resume = true, .progress = false}).reused, 4u);  // unchanged: all reused
+  write_file(trace, rows + "j40,2400,100,1,0\n");
+  try {
+    experiment::run_experiment(c, out, {.resume = true, .progress = false});
+    ADD_FAILURE() << "resumed over a changed trace";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(trace + " has changed"), std::string::npos) << e.what();
+  }
 }
 
 // A priority policy that throws in the middle of a run.

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "helpers.h"
+#include "metrics/metrics.h"
 #include "policy/placement/enumerate.h"
 #include "policy/placement/milp_placement.h"
 #include "policy/registry.h"
@@ -386,6 +387,31 @@ TEST(MilpPlacement, BackfillProbesDoNotSolve) {
   sim::Engine engine(cluster, trace.jobs);
   engine.run(*scheduler);
   EXPECT_EQ(scheduler->placement().stats()->solves, 300u);
+}
+
+// A wall-clock limit that fires is counted and warned about (by default the node limit decides first).
+TEST(MilpPlacement, TimeLimitHitsAreCountedAndWarnedAbout) {
+  register_builtins();
+  const auto cluster = cluster::load_cluster("helios");
+  const auto trace = workload::generate(workload::load_model("helios"), cluster, {.jobs = 200, .load = 0.9, .seed = 2});
+  const auto hits = [&](double time_limit_ms) {
+    auto options = testing::profile("fcfs", Blocking::pool, false, "milp");
+    options.milp.time_limit_ms = time_limit_ms;
+    auto scheduler = make_profile(options);
+    sim::Engine engine(cluster, trace.jobs);
+    engine.run(*scheduler);
+    metrics::Summary s;
+    s.milp_solves = scheduler->placement().stats()->solves;
+    s.milp_time_limit_hits = scheduler->placement().stats()->time_limit_hits;
+    return s;
+  };
+  const metrics::Summary by_default = hits(MilpOptions{}.time_limit_ms);
+  EXPECT_EQ(by_default.milp_solves, 200u);
+  EXPECT_EQ(metrics::time_limit_warning(by_default).empty(), by_default.milp_time_limit_hits == 0);
+  const metrics::Summary rushed = hits(0.001);  // 1 us: every solve that needs the solver runs out
+  EXPECT_GT(rushed.milp_time_limit_hits, 0u);
+  EXPECT_NE(metrics::time_limit_warning(rushed).find(fmt::format("{} of 200 MILP placements", rushed.milp_time_limit_hits)),
+            std::string::npos);
 }
 
 TEST(MilpPlacement, BadOptionsAreInputErrors) {

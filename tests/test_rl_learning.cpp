@@ -3,11 +3,14 @@
 // environment's episode exactly, and rollouts that do not depend on the thread count.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -186,6 +189,54 @@ TEST(PolicyNet, FileRoundTripIsExactAndBadFilesAreRefused) {
   EXPECT_THROW(load_policy("/nonexistent/run"), InputError);
 }
 
+// A model's regime comes from its training run's config.json; run under other rules, it warns once.
+TEST(PolicyFile, RegimeFromTheRunConfigAndAWarningWhenRunUnderOtherRules) {
+  const Workload s;
+  TempDir dir;
+  EnvOptions o;
+  write_file(dir.path + "/policy.json", policy_file(random_net(Arch::mlp, feature_count(o.observation.features), 5), o, 1).dump());
+  EXPECT_FALSE(load_policy(dir.path).regime);  // no config.json: nothing known, nothing warned
+  nlohmann::json config = {{"command", "train"}, {"blocking", "pool"}, {"backfill", true}, {"runtime", "predicted:history"}};
+  write_file(dir.path + "/config.json", config.dump());
+  const PolicyFile model = load_policy(dir.path);
+  ASSERT_TRUE(model.regime);
+  EXPECT_EQ(model.regime->blocking, policy::Blocking::pool);
+  EXPECT_TRUE(model.regime->backfill);
+  EXPECT_EQ(model.regime->runtime, sim::RuntimeKnowledge::predicted);
+  EXPECT_TRUE(regime_differences(*model.regime, *model.regime).empty());
+  EXPECT_EQ(regime_differences(*model.regime, {}),
+            (std::vector<std::string>{"global blocking (trained: pool)", "no backfill (trained: backfill)",
+                                      "oracle runtimes (trained: predicted:history)"}));
+  EXPECT_FALSE(parse_regime({{"command", "simulate"}, {"blocking", "pool"}}));  // not a training run's config
+  write_file(dir.path + "/config.json", R"({"command": "train", "blocking": "sideways"})");
+  EXPECT_THROW(load_policy(dir.path), InputError);
+  write_file(dir.path + "/config.json", config.dump());
+
+  std::ostringstream log;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  const std::span<const trace::JobSpec> window = std::span(s.trace.jobs).subspan(500, 64);
+  const auto run = [&](policy::Blocking blocking, bool backfill) {
+    policy::ProfileOptions p;
+    p.priority = "rl:" + dir.path;
+    p.blocking = blocking;
+    p.backfill = backfill;
+    sim::EngineOptions e;
+    e.runtime = sim::RuntimeKnowledge::predicted;
+    sim::Engine engine(s.cluster, window, e);
+    engine.run(*policy::make_profile(p));
+  };
+  run(policy::Blocking::pool, true);  // its own regime
+  const std::string quiet = log.str();
+  run(policy::Blocking::global, true);
+  run(policy::Blocking::global, true);
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(quiet, "");
+  EXPECT_NE(log.str().find("runs with global blocking (trained: pool); what it learned may not carry over"), std::string::npos)
+      << log.str();
+  EXPECT_EQ(log.str().find("blocking"), log.str().rfind("blocking")) << "warned twice: " << log.str();
+}
+
 TEST(Gae, MatchesHandComputedValues) {
   // Three steps, reward 1 at the end, gamma 1, lambda 0.5:
   // deltas: d0 = 0 + V1 - V0 = -0.3, d1 = 0 + V2 - V1 = -0.1, d2 = 1 + 0 - V2 = 0.9
@@ -348,36 +399,51 @@ TEST(RlPolicy, TheFirstJobStartedIsTheFirstOfTheOrderGivenBefore) {
   }
 }
 
-TEST(Observation, ExtendedAndRankedFeaturesStayInRange) {
+TEST(Observation, ExtendedRankedAndRealisticFeaturesStayInRange) {
   const Workload s;
-  for (const FeatureSet set : {FeatureSet::extended, FeatureSet::ranked}) {
+  for (const FeatureSet set : {FeatureSet::extended, FeatureSet::ranked, FeatureSet::realistic}) {
     EnvOptions o;
     o.baseline = "f1";  // an order unlike arrival, so that rank and age rank differ
     o.observation.features = set;
+    if (set == FeatureSet::realistic) o.engine.runtime = sim::RuntimeKnowledge::predicted;
     const int nf = feature_count(set);
     Env env(s.cluster, s.trace.jobs, o);
     Rng rng(4);
     const Observation* obs = &env.reset(rng, Split::train);
-    int decisions = 0, rank_differs = 0;
+    int decisions = 0, rank_differs = 0, doubts = 0, unknown_doubts = 0, sources = 0;
     for (bool done = false; !done && decisions < 2000; ++decisions) {
       ASSERT_EQ(obs->features, nf);
       for (int slot = 0; slot < obs->visible; ++slot) {
         const float* f = obs->values.data() + static_cast<std::size_t>(slot * nf);
         for (int k = 0; k < nf; ++k) ASSERT_TRUE(f[k] >= 0 && f[k] < 1) << "feature " << k << " = " << f[k];
-        if (set == FeatureSet::ranked) {
+        if (set == FeatureSet::realistic) {
+          const sim::JobView job = sim::View(env.engine()).job(obs->jobs[static_cast<std::size_t>(slot)]);
+          ASSERT_FLOAT_EQ(f[12], static_cast<float>(job.estimate_source()) / 5);
+          const bool unknown = job.estimate_doubt() == sim::EstimateDoubt::kUnknown;
+          ASSERT_FLOAT_EQ(f[11], unknown ? 1 - 1e-5f : std::min(job.estimate_doubt() / 3, 1 - 1e-5f));
+          unknown_doubts += unknown;
+          doubts += !unknown && f[11] > 0;
+          sources += f[12] > 0;
+        }
+        if (set != FeatureSet::extended) {
           ASSERT_FLOAT_EQ(f[10], obs->visible > 1 ? std::min(slot / static_cast<float>(obs->visible - 1), 1 - 1e-5f) : 0.0f);
           rank_differs += f[10] != f[8];
         }
       }
-      if (set == FeatureSet::ranked && obs->visible < kSlots) {
+      if (set != FeatureSet::extended && obs->visible < kSlots) {
         EXPECT_EQ(obs->values[static_cast<std::size_t>(obs->visible * nf + 10)], 1.0f) << "padding";
       }
       done = env.step(0).done;
       obs = &env.observation();
     }
     EXPECT_GT(decisions, 100);
-    if (set == FeatureSet::ranked) {
+    if (set != FeatureSet::extended) {
       EXPECT_GT(rank_differs, 0);
+    }
+    if (set == FeatureSet::realistic) {  // the features vary: users with and without history, specific and general estimates
+      EXPECT_GT(doubts, 0);
+      EXPECT_GT(unknown_doubts, 0);
+      EXPECT_GT(sources, 0);
     }
   }
 }

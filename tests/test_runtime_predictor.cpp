@@ -3,6 +3,7 @@
 // regime in the RL environment, and the names users write.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "core/error.h"
@@ -56,6 +57,53 @@ TEST(HistoryPredictor, EstimatesAreAtLeastOneSecond) {
   HistoryPredictor p(1);
   p.record(user_job("zero", 0, 0, 1, "u"), 0);
   EXPECT_EQ(p.predict(user_job("next", 0, 0, 1, "u")).seconds, 1);
+}
+
+TEST(EstimateDoubt, TheMeanLogErrorOfTheUsersLastEightFinishedJobs) {
+  EstimateDoubt d;
+  const trace::JobSpec u = user_job("u", 0, 0, 1, "u"), v = user_job("v", 0, 0, 1, "v");
+  EXPECT_EQ(d.of(u), EstimateDoubt::kUnknown);
+  d.record(u, 200, 100);  // twice too long
+  d.record(u, 100, 100);  // right
+  EXPECT_FLOAT_EQ(d.of(u), static_cast<float>(std::log(2.0) / 2));
+  EXPECT_EQ(d.of(v), EstimateDoubt::kUnknown);  // another user's record says nothing about v
+  d.record(v, 10, 0);                           // durations of 0 s count as 1 s
+  EXPECT_FLOAT_EQ(d.of(v), static_cast<float>(std::log(10.0)));
+  for (int k = 0; k < 8; ++k) d.record(u, 50, 100);  // the last eight: all half too short
+  EXPECT_FLOAT_EQ(d.of(u), static_cast<float>(std::log(2.0)));
+}
+
+// A job's doubt is its user's record when it arrives: jobs that finish later do not change it.
+TEST(EstimateDoubt, IsSetAtArrivalFromFinishedJobsOnly) {
+  const testing::GeneratedWorkload w("helios", 400, 1.1, 5);
+  const EngineOptions predicted{.runtime = RuntimeKnowledge::predicted};
+  const auto profile = testing::profile("fcfs", policy::Blocking::pool, true);
+  const auto doubts = [&](const std::vector<trace::JobSpec>& jobs) {
+    Engine engine(w.cluster, jobs, predicted);
+    engine.run(*policy::make_profile(profile));
+    std::vector<float> out;
+    for (JobIndex j = 0; j < static_cast<JobIndex>(jobs.size()); ++j) out.push_back(engine.job(j).estimate_doubt);
+    return out;
+  };
+  const auto first = doubts(w.trace.jobs);
+  const auto run = testing::simulate(w.cluster, w.trace.jobs, profile, predicted);
+  const Seconds t = w.trace.jobs[200].submit;
+  std::vector<trace::JobSpec> altered = w.trace.jobs;
+  for (std::size_t i = 0; i < altered.size(); ++i)
+    if (run.run.jobs[i].end > t) altered[i].duration = altered[i].duration * 3 + 7;
+  const auto second = doubts(altered);
+  int known = 0, later_changed = 0;
+  for (std::size_t i = 0; i < altered.size(); ++i) {
+    if (altered[i].submit <= t) {
+      ASSERT_EQ(first[i], second[i]) << "job " << i;
+      known += first[i] != EstimateDoubt::kUnknown;
+    } else {
+      later_changed += first[i] != second[i];
+    }
+  }
+  EXPECT_GT(known, 50);
+  EXPECT_GT(later_changed, 0);
+  EXPECT_EQ(doubts(w.trace.jobs), first);  // deterministic
 }
 
 const char* kOneNode4 = "name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n";

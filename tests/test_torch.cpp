@@ -79,7 +79,7 @@ std::vector<Observation> with_skip_allowed(std::vector<Observation> obs) {
 
 TEST(Torch, FastForwardPassMatchesLibTorch) {
   const Workload s;
-  for (const FeatureSet features : {FeatureSet::paper, FeatureSet::extended, FeatureSet::ranked})
+  for (const FeatureSet features : {FeatureSet::paper, FeatureSet::extended, FeatureSet::ranked, FeatureSet::realistic})
     for (const Arch arch : {Arch::mlp, Arch::attention})
       for (const bool skip : {false, true}) {
         torch::manual_seed(3);

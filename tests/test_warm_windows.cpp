@@ -8,6 +8,7 @@
 #include "experiment/runner.h"
 #include "env_helpers.h"
 #include "helpers.h"
+#include "report/experiment_report.h"
 #include "rl/env.h"
 
 namespace rltune {
@@ -54,6 +55,17 @@ TEST(WarmWindows, AFullyWarmedFcfsWindowEqualsTheWholeTracesRows) {
   EXPECT_LT(metrics::summarize(cold).avg_wait_s, metrics::summarize(warm).avg_wait_s);
 }
 
+// Under requested runtimes, only the window's jobs without a requested time count as fallbacks.
+TEST(WarmWindows, EstimateFallbacksCountOnlyTheWindowsJobs) {
+  const Loaded w;
+  std::vector<trace::JobSpec> jobs = w.trace.jobs;
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].requested_time = i < 400 || i == 410 ? -1 : 2 * jobs[i].duration;
+  auto scheduler = policy::make_profile(testing::profile("sjf"));
+  const sim::EngineOptions requested{.runtime = sim::RuntimeKnowledge::requested};
+  EXPECT_EQ(experiment::run_window(w.cluster, sim::warm_window(jobs, 400, 50, 100), requested, *scheduler, "w").estimate_fallbacks, 1u);
+  EXPECT_EQ(experiment::run_window(w.cluster, sim::warm_window(jobs, 350, 100, 0), requested, *scheduler, "w").estimate_fallbacks, 51u);
+}
+
 // The environment's warm-up is the simulator's: its baseline score is the bsld run_window measures, and
 // an agent that follows fcfs gets reward 0, with predicted runtimes, pool blocking and backfilling too.
 TEST(WarmWindows, TheEnvironmentScoresOnlyTheWindowAfterTheSameWarmUp) {
@@ -93,6 +105,38 @@ TEST(WarmWindows, ExperimentConfigsTakeAWarmUp) {
     ADD_FAILURE() << "a negative warm-up was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("windows.warmup"), std::string::npos) << e.what();
+  }
+}
+
+// `length: all`: one window, the whole split, after the warm-up; the same result as a direct run.
+TEST(WarmWindows, AnExperimentWindowCanBeTheWholeSplit) {
+  policy::register_builtins();
+  const std::string text = "seed: 4\nwindows: {length: all, split: test, train_split: 0.5, warmup: 100}\npolicies: [fcfs, sjf]\n"
+                           "workloads: [{cluster: helios, trace: {generate: {like: helios, jobs: 700, load: 1.1}}}]\n";
+  const experiment::Config c = experiment::parse_config(text, "/tmp/x.yaml");
+  EXPECT_TRUE(c.windows.whole);
+  testing::TempDir dir;
+  const experiment::Outcome o = experiment::run_experiment(c, dir.path + "/out", {.jobs = 1, .progress = false});
+  EXPECT_EQ(o.runs, 2u);
+  const auto runs = report::CsvTable::read(dir.path + "/out/runs.csv");
+  ASSERT_EQ(runs.rows.size(), 2u);
+  // 700 jobs: training 0..349, validation 350..524, test 525..699.
+  const Loaded w;
+  auto sjf = policy::make_profile(testing::profile("sjf"));
+  const metrics::Summary direct =
+      metrics::summarize(experiment::run_window(w.cluster, sim::warm_window(w.trace.jobs, 525, 175, 100), {}, *sjf, "x"));
+  for (const auto& r : runs.rows) {
+    EXPECT_EQ(r[runs.column("window")], "525:175");
+    EXPECT_EQ(r[runs.column("jobs_total")], "175");
+    if (r[runs.column("policy")] == "sjf") {
+      EXPECT_DOUBLE_EQ(std::stod(r[runs.column("avg_wait_s")]), direct.avg_wait_s);
+    }
+  }
+  try {
+    experiment::parse_config("windows: {length: all, count: 3}\npolicies: [fcfs]\nworkloads: [{cluster: helios}]\n", "/tmp/x.yaml");
+    ADD_FAILURE() << "length all with count 3 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("windows.count"), std::string::npos) << e.what();
   }
 }
 

@@ -12,6 +12,7 @@ namespace rltune::cli {
 
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds) {
   CLI::App app{"rltune: schedule deep-learning jobs on heterogeneous GPU clusters, by trace-driven simulation", "rltune"};
+  app.set_version_flag("--version", std::string("rltune ") + RLTUNE_VERSION);
   app.require_subcommand(1);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
@@ -22,6 +23,8 @@ int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& ad
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/rng.h"
 #include "policy/registry.h"
 #include "report/table.h"
@@ -28,6 +29,7 @@ struct EvaluateArgs {
   double train_split = 0.7;
   std::string split = "test";
   int warmup = 0;
+  bool whole = false;  // --window all
   bool sample = false;
   std::string out;
 };
@@ -44,11 +46,14 @@ int run_evaluate(const EvaluateArgs& a) {
   if (a.windows < 1 || a.window_len < 1) throw InputError("--windows and --window-len must be at least 1");
   if (!(a.train_split > 0 && a.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
   const auto [first, last] = rl::split_range(trace.jobs.size(), a.train_split, split);
-  const auto len = static_cast<std::size_t>(a.window_len);
-  // Windows drawn as the training environment draws them, from the seed.
+  if (a.whole && first == last) throw InputError(fmt::format("--window all: the {} split holds no jobs", a.split));
+  const std::size_t len = a.whole ? last - first : static_cast<std::size_t>(a.window_len);
+  // Windows drawn as the training environment draws them, from the seed; or the whole split.
   Rng rng(a.trace.sample_seed);
   std::vector<std::size_t> starts;
-  for (int w = 0; w < a.windows; ++w) starts.push_back(rl::draw_window(rng, trace.jobs.size(), a.train_split, split, len));
+  if (a.whole) starts.push_back(first);
+  else
+    for (int w = 0; w < a.windows; ++w) starts.push_back(rl::draw_window(rng, trace.jobs.size(), a.train_split, split, len));
 
   struct Entry {
     std::string name;
@@ -73,8 +78,9 @@ int run_evaluate(const EvaluateArgs& a) {
                            model.baseline, rl::to_string(model.observation.features), model.score);
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
                            cluster.total_gpus(), trace.source, trace.jobs.size());
-  std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}); placement {}; {}\n\n", a.windows, len,
-                           a.split, first, last, a.profile.placement, a.sample ? "sampled actions" : "argmax actions");
+  std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}){}; placement {}; {}\n\n", starts.size(), len,
+                           a.split, first, last, a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "",
+                           a.profile.placement, a.sample ? "sampled actions" : "argmax actions");
 
   for (auto& e : entries)
     for (const std::size_t s : starts) {
@@ -100,6 +106,8 @@ int run_evaluate(const EvaluateArgs& a) {
     std::vector<const metrics::RunMetrics*> ptrs;
     for (const auto& r : e.runs) ptrs.push_back(&r);
     rows.emplace_back(e.name, metrics::summarize(ptrs));
+    if (const std::string warning = metrics::time_limit_warning(rows.back().second); !warning.empty())
+      spdlog::warn("{}: {}", e.name, warning);
     evaluation["aggregate"][e.name] = report::to_json(rows.back().second);
   }
   const report::Json& rl = evaluation["aggregate"]["rl"];
@@ -121,8 +129,9 @@ int run_evaluate(const EvaluateArgs& a) {
     std::error_code ec;
     std::filesystem::create_directories(a.out, ec);
     if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", a.out, ec.message()));
-    report::write_file((std::filesystem::path(a.out) / "evaluation.json").string(), evaluation.dump(2) + "\n");
-    std::cout << fmt::format("\nwrote {}/evaluation.json\n", a.out);
+    const std::string file = (std::filesystem::path(a.out) / "evaluation.json").string();
+    report::write_file(file, evaluation.dump(2) + "\n");
+    std::cout << fmt::format("\nwrote {}\n", file);
   }
   return 0;
 }
@@ -142,8 +151,17 @@ Command add_evaluate(CLI::App& app) {
   args->profile.add_options(*sub);
   sub->add_option("--baselines", args->baselines, "Heuristic priority policies to compare, comma-separated")
       ->capture_default_str();
-  sub->add_option("--windows", args->windows, "Number of windows (drawn with --seed)")->capture_default_str();
-  sub->add_option("--window-len", args->window_len, "Jobs per window")->capture_default_str();
+  auto* windows = sub->add_option("--windows", args->windows, "Number of windows (drawn with --seed)")->capture_default_str();
+  auto* window_len = sub->add_option("--window-len", args->window_len, "Jobs per window")->capture_default_str();
+  sub->add_option_function<std::string>(
+         "--window",
+         [args](const std::string& value) {
+           if (value != "all") throw CLI::ValidationError("--window", "only 'all' (the whole --split as one window) is accepted");
+           args->whole = true;
+         },
+         "all: one window, the whole --split (warmed by --warmup jobs before it), instead of drawn windows")
+      ->excludes(windows)
+      ->excludes(window_len);
   sub->add_option("--warmup", args->warmup,
                   "Jobs before each window replayed first by fcfs (same placement, blocking, backfill), not measured")
       ->capture_default_str()

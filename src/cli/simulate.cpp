@@ -85,6 +85,17 @@ int run_simulate(const SimulateArgs& a) {
                            a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "", a.profile.blocking,
                            a.profile.backfill ? "on" : "off", a.profile.runtime, a.profile.placement);
 
+  // One folder per policy under --out: its name, with the '/' of a model's path as '-'; a name that
+  // comes out the same as an earlier one ("rl:a/b" and "rl:a-b") gets "-2", "-3"...
+  std::vector<std::string> folder_names;
+  for (const auto& p : profiles) {
+    std::string base = p.name();
+    std::replace(base.begin(), base.end(), '/', '-');
+    std::string name = base;
+    for (int k = 2; std::find(folder_names.begin(), folder_names.end(), name) != folder_names.end(); ++k)
+      name = fmt::format("{}-{}", base, k);
+    folder_names.push_back(name);
+  }
   std::vector<std::pair<std::string, metrics::Summary>> rows;
   std::vector<std::string> estimate_lines;  // how good the estimates were, when they are not the truth
   const bool estimated = engine_options.runtime != sim::RuntimeKnowledge::oracle;
@@ -101,14 +112,14 @@ int run_simulate(const SimulateArgs& a) {
     std::vector<const metrics::RunMetrics*> run_ptrs;
     for (const auto& r : runs) run_ptrs.push_back(&r);
     rows.emplace_back(profile_options.name(), metrics::summarize(run_ptrs));
+    if (const std::string warning = metrics::time_limit_warning(rows.back().second); !warning.empty())
+      spdlog::warn("{}: {}", profile_options.name(), warning);
     const metrics::EstimateAccuracy accuracy = metrics::estimate_accuracy(run_ptrs);
     if (estimated) estimate_lines.push_back(fmt::format("  {}: {}", profile_options.name(), metrics::describe(accuracy)));
 
     if (!a.out.empty()) {
-      std::string folder = profile_options.name();  // "fcfs/milp+backfill" -> one folder "fcfs-milp+backfill"
-      std::replace(folder.begin(), folder.end(), '/', '-');
       const std::filesystem::path dir =
-          profiles.size() == 1 ? std::filesystem::path(a.out) : std::filesystem::path(a.out) / folder;
+          profiles.size() == 1 ? std::filesystem::path(a.out) : std::filesystem::path(a.out) / folder_names[rows.size() - 1];
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", dir.string(), ec.message()));
@@ -139,7 +150,13 @@ int run_simulate(const SimulateArgs& a) {
   }
   report::print_comparison(std::cout, rows);
   if (estimated) std::cout << fmt::format("\nruntime estimates ({}):\n{}\n", sim::to_string(engine_options.runtime), fmt::join(estimate_lines, "\n"));
-  if (!a.out.empty()) std::cout << fmt::format("\nwrote jobs.csv, summary.json and config.json under {}\n", a.out);
+  if (!a.out.empty()) {
+    std::cout << fmt::format("\nwrote jobs.csv, summary.json and config.json under {}", a.out);
+    if (profiles.size() > 1)
+      for (std::size_t k = 0; k < profiles.size(); ++k)
+        std::cout << fmt::format("\n  {}: {}", profiles[k].name(), (std::filesystem::path(a.out) / folder_names[k]).string());
+    std::cout << "\n";
+  }
   return 0;
 }
 

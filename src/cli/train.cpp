@@ -86,7 +86,8 @@ Command add_train(CLI::App& app) {
   sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kScoreNames.names()));
-  sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1), extended (+ runtime estimate, age rank, pool load) or ranked (extended + the job's place in the --baseline order)")
+  sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1), extended (+ runtime estimate, age rank, pool load), ranked (extended + the job's place in "
+                  "the --baseline order) or realistic (ranked + how far the user's estimates have been off, and where the estimate came from)")
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kFeatureSetNames.names()));
   sub->add_flag("--attention", args->attention, "Self-attention policy instead of the per-slot MLP");

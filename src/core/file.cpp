@@ -1,8 +1,12 @@
 #include "core/file.h"
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 
@@ -10,13 +14,18 @@ namespace rltune {
 
 void write_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
+  const auto fail = [&](const char* what) {
+    std::remove(tmp.c_str());  // a full disk must not leave half a file behind
+    throw InputError(fmt::format("{}: cannot {} the output file", path, what));
+  };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write the output file");
+    if (!out) fail("write");
     out << text;
-    if (!out.flush()) throw InputError(path + ": cannot write the output file");
+    out.close();
+    if (!out) fail("write");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot replace the output file");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("replace");
 }
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -25,6 +34,22 @@ std::optional<std::string> read_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::optional<std::string> file_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buffer[static_cast<std::size_t>(i)]);
+      h *= 1099511628211ULL;
+    }
+  }
+  if (in.bad()) return std::nullopt;
+  return fmt::format("fnv1a64:{:016x}", h);
 }
 
 }  // namespace rltune

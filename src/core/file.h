@@ -11,4 +11,8 @@ void write_file(const std::string& path, const std::string& text);
 // The whole content of the file at `path`; nullopt when it cannot be opened (callers say why it matters).
 std::optional<std::string> read_file(const std::string& path);
 
+// A digest of the file's bytes ("fnv1a64:" and 16 hex digits), to tell whether an input changed between
+// runs (not a cryptographic hash); nullopt when it cannot be read.
+std::optional<std::string> file_digest(const std::string& path);
+
 }  // namespace rltune

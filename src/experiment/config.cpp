@@ -156,7 +156,13 @@ struct Parser {
     if (w["warmup"]) out.warmup = static_cast<int>(check.integer(w["warmup"], key + ".warmup", 0, 100'000'000));
     if (w["seed"]) out.seed = static_cast<std::uint64_t>(check.integer(w["seed"], key + ".seed", 0, INT64_MAX));
     if (w["count"]) out.count = static_cast<int>(check.integer(w["count"], key + ".count", 1, 1'000'000));
-    if (w["length"]) out.length = static_cast<int>(check.integer(w["length"], key + ".length", 1, 100'000'000));
+    if (w["length"]) {
+      out.whole = w["length"].IsScalar() && w["length"].Scalar() == "all";
+      if (!out.whole) out.length = static_cast<int>(check.integer(w["length"], key + ".length", 1, 100'000'000));
+    }
+    if (out.whole && w["count"] && out.count != 1)
+      check.fail(w["count"], key + ".count", "length: all is one window (the whole split); leave count out");
+    if (out.whole) out.count = 1;
     if (w["split"]) {
       try {
         out.split = rl::parse_split(check.text(w["split"], key + ".split"));
@@ -241,7 +247,8 @@ Json trace_json(const TraceSource& t) {
 }
 
 Json windows_json(const WindowSpec& w) {
-  Json j{{"count", w.count}, {"length", w.length}, {"split", rl::to_string(w.split)}, {"train_split", w.train_split}, {"seed", w.seed}};
+  Json j{{"count", w.count}, {"length", w.whole ? Json("all") : Json(w.length)}, {"split", rl::to_string(w.split)},
+         {"train_split", w.train_split}, {"seed", w.seed}};
   if (w.warmup > 0) j["warmup"] = w.warmup;
   return j;
 }

@@ -56,6 +56,7 @@ struct PolicySpec {
 struct WindowSpec {
   int count = 50;
   int length = 256;
+  bool whole = false;               // `length: all`: one window, the whole split (count is 1)
   rl::Split split = rl::Split::all;
   double train_split = 0.7;
   std::uint64_t seed = 1;           // draws the windows; default: the config's seed

@@ -10,6 +10,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -39,7 +41,8 @@ metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWin
   sim::Engine engine(cluster, window.jobs, engine_options);
   if (observer) engine.add_observer(observer);
   const policy::PlacementStats* stats = scheduler.placement().stats();
-  const policy::PlacementStats before = stats ? policy::PlacementStats{stats->solves, stats->fallbacks, {}} : policy::PlacementStats{};
+  const policy::PlacementStats before =
+      stats ? policy::PlacementStats{stats->solves, stats->fallbacks, stats->time_limit_hits, {}} : policy::PlacementStats{};
   const std::size_t first_us = stats ? stats->solve_us.size() : 0;
   metrics::RunMetrics run;
   if (window.warmup == 0) {
@@ -53,6 +56,7 @@ metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWin
     run.has_placement_stats = true;
     run.placement_solves = stats->solves - before.solves;
     run.placement_fallbacks = stats->fallbacks - before.fallbacks;
+    run.placement_time_limit_hits = stats->time_limit_hits - before.time_limit_hits;
     run.placement_us.assign(stats->solve_us.begin() + static_cast<std::ptrdiff_t>(first_us), stats->solve_us.end());
   }
   return run;
@@ -123,10 +127,11 @@ struct Loaded {
   cluster::ClusterSpec cluster;
   trace::Trace trace;
   std::vector<std::size_t> starts;  // window starts, the same for every policy (paired)
+  std::size_t length = 0;           // jobs per window
 };
 
 Loaded load_workload(const Workload& w) {
-  Loaded l{cluster::load_cluster(w.cluster), {}, {}};
+  Loaded l{cluster::load_cluster(w.cluster), {}, {}, 0};
   const TraceSource& t = w.trace;
   try {
     if (t.files.empty()) {
@@ -141,16 +146,45 @@ Loaded load_workload(const Workload& w) {
     throw InputError(fmt::format("{}: workload {}/{}: {}", w.where, w.cluster_label, t.label, e.what()));
   }
   const WindowSpec& ws = w.windows;
-  const auto len = static_cast<std::size_t>(ws.length);
+  if (ws.whole) {
+    const auto [first, last] = rl::split_range(l.trace.jobs.size(), ws.train_split, ws.split);
+    if (first == last)
+      throw InputError(fmt::format("{}: length all: workload {}/{}: the {} split holds none of its {} jobs", ws.where,
+                                   w.cluster_label, t.label, rl::to_string(ws.split), l.trace.jobs.size()));
+    l.starts = {first};
+    l.length = last - first;
+    return l;
+  }
+  l.length = static_cast<std::size_t>(ws.length);
   Rng rng(ws.seed);
   try {
     for (int k = 0; k < ws.count; ++k)
-      l.starts.push_back(rl::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, len));
+      l.starts.push_back(rl::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, l.length));
   } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, len,
+    throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, l.length,
                                  w.cluster_label, t.label, l.trace.jobs.size(), e.what()));
   }
   return l;
+}
+
+// A digest of every file the runs read (traces, runtime sources, cluster and workload files, models), by
+// path: what --resume compares, since a file can change while the config stays the same.
+Json input_digests(const Config& config, const std::map<std::string, rl::PolicyFile>& models) {
+  std::set<std::string> files;
+  for (const Workload& w : config.workloads) {
+    const TraceSource& t = w.trace;
+    files.insert(t.files.begin(), t.files.end());
+    for (const std::string& f : {w.cluster, t.like, t.read.duration_source, t.read.pai_task_table})
+      if (!f.empty() && fs::is_regular_file(f)) files.insert(f);
+  }
+  for (const auto& [path, model] : models) files.insert(model.files.begin(), model.files.end());
+  Json out = Json::object();
+  for (const std::string& f : files) {
+    const std::optional<std::string> digest = file_digest(f);
+    if (!digest) throw InputError(fmt::format("{}: cannot read", f));
+    out[f] = *digest;
+  }
+  return out;
 }
 
 std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s,
@@ -165,7 +199,7 @@ std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s,
 // One run's record: what runs/*.json holds and every output is computed from.
 Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_t window, bool series,
              const std::map<std::string, rl::PolicyFile>& models) {
-  const auto len = static_cast<std::size_t>(w.windows.length);
+  const std::size_t len = l.length;
   const std::size_t start = l.starts[window];
   Json record;
   record["window"] = fmt::format("{}:{}", start, len);
@@ -385,6 +419,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   const fs::path out(out_dir);
   Json effective = config.effective;
   effective["rltune_version"] = RLTUNE_VERSION;
+  effective["inputs"] = input_digests(config, models);
   const std::string config_text = effective.dump(2) + "\n";
   std::error_code ec;
   if (fs::exists(out / "config.json")) {
@@ -400,6 +435,14 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
     // The config file's own path may differ (./exp.yaml, another working folder); what it says may not.
     Json a = previous, b = effective;
     a.erase("config_file"), b.erase("config_file");
+    if (a.contains("inputs") && a["inputs"] != b["inputs"]) {
+      for (const auto& [file, digest] : b["inputs"].items())
+        if (a["inputs"].value(file, "") != digest)
+          throw InputError(fmt::format("--resume: {} has changed since the runs in {} (its checksum differs); run into "
+                                       "another --out",
+                                       file, out_dir));
+      throw InputError(fmt::format("--resume: the runs in {} read other input files; run into another --out", out_dir));
+    }
     if (a != b) {
       std::string key;
       for (auto it = b.begin(); it != b.end() && key.empty(); ++it)
@@ -484,6 +527,19 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   for (auto& t : pool) t.join();
   if (!internal_error.empty()) throw InputError("experiment stopped: " + internal_error);
   if (progress) progress->finish(fmt::format("{} runs, {} failed", todo.size(), outcome.failed));
+
+  std::size_t hits = 0, solves = 0;
+  for (const auto& workload : records)
+    for (const auto& window : workload)
+      for (const Json& r : window)
+        if (r.contains("metrics") && r["metrics"].contains("milp_time_limit_hits")) {
+          hits += r["metrics"]["milp_time_limit_hits"].get<std::size_t>();
+          solves += r["metrics"]["milp_solves"].get<std::size_t>();
+        }
+  metrics::Summary total;
+  total.milp_time_limit_hits = hits;
+  total.milp_solves = solves;
+  if (const std::string warning = metrics::time_limit_warning(total); !warning.empty()) spdlog::warn("{}", warning);
 
   const Writer writer{config, records};
   write_file((out / "runs.csv").string(), writer.runs_csv(false));

@@ -73,7 +73,6 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
   const auto begin = std::chrono::steady_clock::now();
   engine.run(scheduler);
   out.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  out.estimate_fallbacks = engine.estimate_fallbacks();
   out.jobs.reserve(engine.job_count());
   for (auto j = static_cast<JobIndex>(first_measured); j < static_cast<JobIndex>(engine.job_count()); ++j) {
     const sim::SimJob& job = engine.job(j);
@@ -83,6 +82,8 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
     r.submit = job.spec->submit;
     r.duration = job.spec->duration;
     r.status = sim::to_string(job.state);
+    // The engine counts every job; a warm window's warm-up jobs are none of this run's business.
+    if (engine.options().runtime == sim::RuntimeKnowledge::requested && job.spec->requested_time <= 0) ++out.estimate_fallbacks;
     if (job.state == sim::JobState::completed) {
       r.pool = spec.pools[job.placement.pool].name;
       r.start = job.start;
@@ -119,6 +120,14 @@ EstimateAccuracy estimate_accuracy(const std::vector<const RunMetrics*>& runs) {
   a.under_share = static_cast<double>(under) / static_cast<double>(a.jobs);
   a.within_2x_share = static_cast<double>(within) / static_cast<double>(a.jobs);
   return a;
+}
+
+std::string time_limit_warning(const Summary& s) {
+  if (s.milp_time_limit_hits == 0) return "";
+  return fmt::format("{} of {} MILP placements hit the wall-clock limit (--milp-time-limit-ms, milp.time_limit_ms): they "
+                     "depend on this machine's speed and load and may differ in another run; raise the limit to "
+                     "let the node limit decide",
+                     s.milp_time_limit_hits, s.milp_solves);
 }
 
 std::string describe(const EstimateAccuracy& a) {
@@ -196,6 +205,7 @@ Summary summarize(const std::vector<const RunMetrics*>& runs) {
     s.has_milp = s.has_milp || run->has_placement_stats;
     s.milp_solves += run->placement_solves;
     s.milp_fallbacks += run->placement_fallbacks;
+    s.milp_time_limit_hits += run->placement_time_limit_hits;
     milp_us.insert(milp_us.end(), run->placement_us.begin(), run->placement_us.end());
   }
   s.milp_us_p50 = quantile(milp_us, 0.50);
@@ -230,6 +240,7 @@ constexpr MetricDef kMetrics[] = {
     {"decision_us_p99", "us", B::neither, true, false, nullptr, &Summary::decision_us_p99},
     {"milp_solves", "count", B::neither, false, true, &Summary::milp_solves},
     {"milp_fallbacks", "count", B::neither, false, true, &Summary::milp_fallbacks},
+    {"milp_time_limit_hits", "count", B::neither, true, true, &Summary::milp_time_limit_hits},
     {"milp_us_p50", "us", B::neither, true, true, nullptr, &Summary::milp_us_p50},
     {"milp_us_p99", "us", B::neither, true, true, nullptr, &Summary::milp_us_p99},
 };

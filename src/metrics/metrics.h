@@ -45,7 +45,7 @@ struct RunMetrics {
   std::array<std::size_t, 6> estimate_sources{};  // predicted runtimes: completed jobs per sim::EstimateSource
   // Look-ahead placement (milp): whether it ran, its solves, fallbacks and time per placement.
   bool has_placement_stats = false;
-  std::size_t placement_solves = 0, placement_fallbacks = 0;
+  std::size_t placement_solves = 0, placement_fallbacks = 0, placement_time_limit_hits = 0;
   std::vector<double> placement_us;
 };
 
@@ -66,9 +66,11 @@ struct Summary {
   double avg_fragmentation = 0;
   std::size_t decisions = 0;
   double sim_wall_s = 0, decision_us_p50 = 0, decision_us_p99 = 0;
-  // Written as milp_solves, milp_fallbacks, milp_us_p50, milp_us_p99 when the placement is milp.
+  // Written as milp_solves, milp_fallbacks, milp_time_limit_hits, milp_us_p50, milp_us_p99 when the
+  // placement is milp. Time-limit hits are the placements the wall clock decided: they may differ
+  // between identical runs, like the timings.
   bool has_milp = false;
-  std::size_t milp_solves = 0, milp_fallbacks = 0;
+  std::size_t milp_solves = 0, milp_fallbacks = 0, milp_time_limit_hits = 0;
   double milp_us_p50 = 0, milp_us_p99 = 0;
 };
 
@@ -110,6 +112,9 @@ struct EstimateAccuracy {
 EstimateAccuracy estimate_accuracy(const std::vector<const RunMetrics*>& runs);
 // "median |ln(est/true)| 0.41, 31.0% under-estimated, 72.5% within 2x (user+gpus+vc 80.1%, user 9.3%, ...)"
 std::string describe(const EstimateAccuracy& accuracy);
+// When the MILP's wall-clock limit decided some of `s`'s placements: a warning that they depend on the
+// machine's speed and load; "" when none did.
+std::string time_limit_warning(const Summary& s);
 
 // Quantile q in [0,1] with linear interpolation between order statistics (numpy's default); 0 if empty.
 double quantile(std::vector<double> values, double q);

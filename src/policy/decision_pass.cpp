@@ -136,7 +136,7 @@ class OrderPicker final : public Picker {
  public:
   explicit OrderPicker(std::unique_ptr<PriorityPolicy> priority) : priority_(std::move(priority)) {}
 
-  void begin_run() override { priority_->reset(); }
+  void begin_run(const DecisionPass& /*pass*/, const sim::Engine& /*engine*/) override { priority_->reset(); }
   std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view); }
 
   void decide(DecisionPass& pass) override {

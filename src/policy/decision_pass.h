@@ -100,8 +100,8 @@ class DecisionPass {
 class Picker {
  public:
   virtual ~Picker() = default;
-  // Forgets per-run state; called before each run.
-  virtual void begin_run() {}
+  // Forgets per-run state; called before each run with the pass it will offer to and the engine.
+  virtual void begin_run(const DecisionPass& /*pass*/, const sim::Engine& /*engine*/) {}
   // The queue in the order this picker would offer it now (first = offered first). May hold jobs no
   // longer queued: callers skip them. Valid until the next call.
   virtual std::span<const JobIndex> order(const sim::View& view) = 0;

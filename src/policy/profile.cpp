@@ -11,7 +11,7 @@ ProfileOptions warmup_profile(const ProfileOptions& profile) {
 
 std::string ProfileOptions::name() const {
   std::string n = priority;
-  if (placement != "greedy") n += "/" + placement;
+  if (placement != "greedy") n += "@" + placement;  // as the policy lists write it
   if (backfill) n += "+backfill";
   return n;
 }

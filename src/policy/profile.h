@@ -31,7 +31,7 @@ class ProfileScheduler final : public sim::Scheduler {
  public:
   ProfileScheduler(ProfileOptions options, std::unique_ptr<Picker> picker, std::unique_ptr<PlacementPolicy> placement);
 
-  void begin_run(const sim::Engine& /*engine*/) override { picker_->begin_run(); }
+  void begin_run(const sim::Engine& engine) override { picker_->begin_run(pass_, engine); }
   void decide(sim::Engine& engine) override;
   const ProfileOptions& options() const { return options_; }
   const PlacementPolicy& placement() const { return pass_.placement(); }

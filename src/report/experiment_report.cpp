@@ -98,8 +98,10 @@ std::vector<WorkloadInfo> workloads(const Json& config) {
   for (const auto& w : config.at("workloads")) {
     const Json& ws = w.at("windows");
     WorkloadInfo info{w.at("cluster_name").get<std::string>(), w.at("trace").at("name").get<std::string>(),
-                      fmt::format("{} windows of {} jobs (split {})", ws.at("count").get<long>(), ws.at("length").get<long>(),
-                                  ws.at("split").get<std::string>()),
+                      ws.at("length").is_string()  // "all": the whole split
+                          ? fmt::format("the whole {} split as one window", ws.at("split").get<std::string>())
+                          : fmt::format("{} windows of {} jobs (split {})", ws.at("count").get<long>(),
+                                        ws.at("length").get<long>(), ws.at("split").get<std::string>()),
                       0, {}, {}};
     info.gpus = w.value("cluster_gpus", 0.0);
     for (const auto& p : w.at("policies")) info.policies.push_back(p.at("name").get<std::string>());

@@ -12,7 +12,7 @@ namespace rltune::rl {
 
 namespace {
 
-constexpr float kEmpty[kMaxFeatures] = {0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1};
+constexpr float kEmpty[kMaxFeatures] = {0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1};
 
 double bounded(double v) { return std::clamp(v, 0.0, 1.0 - kEps); }
 
@@ -116,7 +116,13 @@ void observe(const sim::View& view, std::span<const JobIndex> order, Observation
       f[8] = static_cast<float>(out.visible > 1 ? bounded(older / static_cast<double>(out.visible - 1)) : 0.0);
       f[9] = static_cast<float>(bounded(1 - free / std::max(capacity, 1.0)));
     }
-    if (nf == kRankedFeatures) f[10] = static_cast<float>(out.visible > 1 ? bounded(slot / static_cast<double>(out.visible - 1)) : 0.0);
+    if (nf >= kRankedFeatures) f[10] = static_cast<float>(out.visible > 1 ? bounded(slot / static_cast<double>(out.visible - 1)) : 0.0);
+    if (nf >= kRealisticFeatures) {
+      const float doubt = job.estimate_doubt();
+      f[11] = static_cast<float>(doubt == sim::EstimateDoubt::kUnknown ? 1 - kEps : bounded(doubt / 3.0));
+      constexpr double kLastSource = static_cast<double>(sim::kEstimateSourceNames.entries.size() - 1);
+      f[12] = static_cast<float>(bounded(static_cast<double>(job.estimate_source()) / kLastSource));
+    }
     out.mask[static_cast<std::size_t>(slot)] = 1;
   }
 }

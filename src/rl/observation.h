@@ -22,7 +22,8 @@ inline constexpr Seconds kSkipTime = 600;
 inline constexpr int kFeatures = 7;          // the paper's features
 inline constexpr int kExtendedFeatures = 10;  // with --features extended
 inline constexpr int kRankedFeatures = 11;    // with --features ranked
-inline constexpr int kMaxFeatures = kRankedFeatures;
+inline constexpr int kRealisticFeatures = 13;  // with --features realistic
+inline constexpr int kMaxFeatures = kRealisticFeatures;
 
 // Per job, for the pools E the job may use (its eligible pools, taken together):
 //  0 wait        min((now - submit) / wait_scale_s, 1 - eps)
@@ -43,16 +44,25 @@ inline constexpr int kMaxFeatures = kRankedFeatures;
 // With --features ranked, the extended ones and the baseline's own judgement, so that the policy can
 // start from the baseline's order and learn where to leave it:
 // 10 rank        the job's slot / (visible - 1): its place in the baseline's order; 0 = served first
-// Empty slots are [0, 1, 1, 1, 1, 1, 0] (+ [1, 1, 1] (+ [1])) as in the reference, but masked explicitly, not by
+// With --features realistic, the ranked ones and how far the estimate can be trusted, for runtimes that
+// are not known (both 0 under oracle runtimes):
+// 11 doubt       the user's recent estimate error, mean |ln(estimate/true)| (sim::EstimateDoubt) / 3, at most
+//                1 - eps (a 20x error); 1 - eps when none of the user's jobs has finished yet
+// 12 source      where a predicted estimate came from: sim::EstimateSource's index / 5 (0 = the user's jobs
+//                of that size and VC ... 1 - eps = nothing known); 0 unless --runtime predicted
+// Empty slots are [0, 1, 1, 1, 1, 1, 0] (+ [1, 1, 1] (+ [1] (+ [1, 1]))) as in the reference, but masked explicitly, not by
 // pattern. Only they have size 1, which the attention variant's tensor code uses to tell them apart.
 inline constexpr double kEps = 1e-5;
 
-enum class FeatureSet { paper, extended, ranked };
-inline constexpr NameTable<FeatureSet, 3> kFeatureSetNames{"feature set", {{{FeatureSet::paper, "paper"}, {FeatureSet::extended, "extended"}, {FeatureSet::ranked, "ranked"}}}};
+enum class FeatureSet { paper, extended, ranked, realistic };
+inline constexpr NameTable<FeatureSet, 4> kFeatureSetNames{
+    "feature set",
+    {{{FeatureSet::paper, "paper"}, {FeatureSet::extended, "extended"}, {FeatureSet::ranked, "ranked"}, {FeatureSet::realistic, "realistic"}}}};
 inline FeatureSet parse_feature_set(const std::string& name) { return kFeatureSetNames.parse(name); }  // InputError for unknown names
 inline const char* to_string(FeatureSet value) { return kFeatureSetNames.name(value); }
 inline int feature_count(FeatureSet set) {
-  return set == FeatureSet::paper ? kFeatures : set == FeatureSet::extended ? kExtendedFeatures : kRankedFeatures;
+  constexpr int counts[] = {kFeatures, kExtendedFeatures, kRankedFeatures, kRealisticFeatures};
+  return counts[static_cast<int>(set)];
 }
 
 struct ObservationOptions {

@@ -158,9 +158,10 @@ nlohmann::json PolicyNet::to_json() const {
 PolicyNet PolicyNet::from_json(const nlohmann::json& j) {
   try {
     PolicyNet shape = shaped(parse_arch(j.at("arch").get<std::string>()), j.at("features").get<int>());
-    if (shape.features != kFeatures && shape.features != kExtendedFeatures && shape.features != kRankedFeatures)
-      throw InputError(fmt::format("the policy has {} features per slot; rltune knows {}, {} and {}", shape.features, kFeatures,
-                                   kExtendedFeatures, kRankedFeatures));
+    if (shape.features != kFeatures && shape.features != kExtendedFeatures && shape.features != kRankedFeatures &&
+        shape.features != kRealisticFeatures)
+      throw InputError(fmt::format("the policy has {} features per slot; rltune knows {}, {}, {} and {}", shape.features,
+                                   kFeatures, kExtendedFeatures, kRankedFeatures, kRealisticFeatures));
     const auto& ls = j.at("layers");
     if (!ls.is_array() || ls.size() != shape.layers.size())
       throw InputError(fmt::format("the policy should have {} layers, it has {}", shape.layers.size(), ls.size()));

@@ -1,11 +1,15 @@
 #include "rl/rl_policy.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <set>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "policy/registry.h"
 #include "rl/agent_picker.h"
 
@@ -29,7 +33,8 @@ class ModelPicker final : public policy::Picker {
   ModelPicker(const ModelPicker&) = delete;  // the ranker holds `this`
   ModelPicker& operator=(const ModelPicker&) = delete;
 
-  void begin_run() override {
+  void begin_run(const policy::DecisionPass& pass, const sim::Engine& engine) override {
+    if (model_.regime) warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime});
     agent_.begin_run();
     rng_ = Rng(sample_seed_.value_or(0));
   }
@@ -60,6 +65,18 @@ class ModelPicker final : public policy::Picker {
     for (int s = 0; s < obs.visible; ++s) consider(s);
     consider(kSkip);
     return best;
+  }
+
+  // Once per model and regime in a process: an experiment builds a picker for every run.
+  void warn_if_other_regime(const Regime& trained, const Regime& run) const {
+    const std::vector<std::string> differences = regime_differences(trained, run);
+    if (differences.empty()) return;
+    const std::string message = fmt::format("model {} runs with {}; what it learned may not carry over", model_.path,
+                                            fmt::join(differences, ", "));
+    static std::mutex mutex;
+    static std::set<std::string> warned;
+    const std::lock_guard lock(mutex);
+    if (warned.insert(message).second) spdlog::warn("{}", message);
   }
 
   PolicyFile model_;

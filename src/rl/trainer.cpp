@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -89,16 +90,57 @@ PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) 
   }
 }
 
-PolicyFile load_policy(const std::string& path) {
-  fs::path file = path;
-  if (fs::is_directory(file)) file = fs::exists(file / "best.json") ? file / "best.json" : file / "policy.json";
+std::optional<Regime> parse_regime(const nlohmann::json& config) {
+  if (!config.is_object() || config.value("command", "") != "train") return std::nullopt;
+  Regime r;
+  r.blocking = policy::parse_blocking(config.at("blocking").get<std::string>());
+  r.backfill = config.at("backfill").get<bool>();
+  r.runtime = sim::parse_runtime_knowledge(config.at("runtime").get<std::string>());
+  return r;
+}
+
+std::vector<std::string> regime_differences(const Regime& trained, const Regime& run) {
+  std::vector<std::string> out;
+  if (run.blocking != trained.blocking)
+    out.push_back(fmt::format("{} blocking (trained: {})", policy::to_string(run.blocking), policy::to_string(trained.blocking)));
+  const auto backfill = [](bool on) { return on ? "backfill" : "no backfill"; };
+  if (run.backfill != trained.backfill) out.push_back(fmt::format("{} (trained: {})", backfill(run.backfill), backfill(trained.backfill)));
+  if (run.runtime != trained.runtime)
+    out.push_back(fmt::format("{} runtimes (trained: {})", sim::to_string(run.runtime), sim::to_string(trained.runtime)));
+  return out;
+}
+
+namespace {
+
+nlohmann::json read_json_file(const fs::path& file) {
   std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("model {}: no policy there (expected a training run directory or its policy.json)", path));
+  if (!in) throw InputError(fmt::format("{}: cannot read", file.string()));
   try {
-    return parse_policy_file(nlohmann::json::parse(in), file.string());
+    return nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not JSON: {}", file.string(), e.what()));
   }
+}
+
+}  // namespace
+
+PolicyFile load_policy(const std::string& path) {
+  fs::path file = path;
+  if (fs::is_directory(file)) file = fs::exists(file / "best.json") ? file / "best.json" : file / "policy.json";
+  if (!fs::is_regular_file(file))
+    throw InputError(fmt::format("model {}: no policy there (expected a training run directory or its policy.json)", path));
+  PolicyFile f = parse_policy_file(read_json_file(file), file.string());
+  f.path = path;
+  f.files = {file.string()};
+  if (const fs::path config = file.parent_path() / "config.json"; fs::is_regular_file(config)) {
+    f.files.push_back(config.string());
+    try {
+      f.regime = parse_regime(read_json_file(config));
+    } catch (const std::exception& e) {  // InputError from the names, json errors from missing keys
+      throw InputError(fmt::format("{}: the model's training config is unreadable: {}", config.string(), e.what()));
+    }
+  }
+  return f;
 }
 
 namespace {
@@ -108,11 +150,14 @@ const char* kProgressHeader =
     "validation_return,best,decisions_per_s,wall_s\n";
 
 std::string progress_csv(const std::vector<EpochRecord>& records) {
+  // Six decimals, without the "-0.000000" of a tiny negative.
+  const auto six = [](double v) { return std::abs(v) < 5e-7 ? 0.0 : v; };
   std::string s = kProgressHeader;
   for (const auto& r : records)
     s += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{:.6f},{},{:.0f},{:.2f}\n", r.epoch,
-                     r.mean_return, r.baseline_score, r.rl_score, r.policy_loss, r.value_loss, r.kl, r.entropy,
-                     r.clip_fraction, r.policy_iters, r.validation_return, r.best ? 1 : 0, r.decisions_per_s, r.wall_s);
+                     six(r.mean_return), six(r.baseline_score), six(r.rl_score), six(r.policy_loss), six(r.value_loss),
+                     six(r.kl), six(r.entropy), r.clip_fraction, r.policy_iters, six(r.validation_return), r.best ? 1 : 0,
+                     r.decisions_per_s, r.wall_s);
   return s;
 }
 

@@ -11,6 +11,7 @@
 // (the update's float sums may depend on torch's thread count, which --threads also sets).
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +50,20 @@ struct EpochRecord {
 
 // The contents of policy.json / best.json: the weights and everything needed to observe as in training.
 nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoch);
+
+// The scheduling rules a model was trained under, as its run's config.json records them. A model run
+// under other rules still works, but what it learned (when blocking bites, how far estimates can be
+// trusted) may not carry over.
+struct Regime {
+  policy::Blocking blocking = policy::Blocking::global;
+  bool backfill = false;
+  sim::RuntimeKnowledge runtime = sim::RuntimeKnowledge::oracle;
+};
+// The regime in a training run's config.json; nullopt when it does not say (not a training config).
+std::optional<Regime> parse_regime(const nlohmann::json& config);
+// How `run` differs from `trained`, one phrase per rule ("blocking pool (trained: global)"); empty when alike.
+std::vector<std::string> regime_differences(const Regime& trained, const Regime& run);
+
 struct PolicyFile {
   PolicyNet net;
   std::string baseline;
@@ -56,9 +71,13 @@ struct PolicyFile {
   std::string score;
   bool commit = true;  // EnvOptions::commit
   int epoch = 0;
+  std::string path;                // where it was loaded from ("" when parsed from memory)
+  std::vector<std::string> files;  // the files read: the policy file, and the config.json beside it if any
+  std::optional<Regime> regime;  // from the config.json beside it, when there is one
 };
 PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where);  // InputError when malformed
-// Loads DIR/best.json (else DIR/policy.json), or the file itself when `path` is a file.
+// Loads DIR/best.json (else DIR/policy.json), or the file itself when `path` is a file, with the regime
+// of the config.json in the same folder (an unreadable one is an InputError).
 PolicyFile load_policy(const std::string& path);
 
 // `config` = the caller's description of the run (cluster, trace, options), written into config.json

@@ -41,6 +41,7 @@ Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSp
     predictor_.emplace(options_.predict_last);
     for (SimJob& job : jobs_) job.estimate = 0;  // unknown until the job arrives
   }
+  if (options_.runtime != RuntimeKnowledge::oracle) doubt_.emplace();
   queue_.reserve(jobs.size());
 }
 
@@ -59,6 +60,7 @@ void Engine::finish(JobIndex j) {
   job.state = JobState::completed;
   ++ended_;
   if (predictor_) predictor_->record(*job.spec, job.end - job.start);
+  if (doubt_) doubt_->record(*job.spec, job.estimate, job.end - job.start);
   for (auto* o : observers_) o->on_finish(now_, j);
 }
 
@@ -77,6 +79,7 @@ void Engine::arrive(JobIndex j) {
 }
 
 void Engine::predict(SimJob& job) {
+  if (doubt_) job.estimate_doubt = doubt_->of(*job.spec);
   if (!predictor_) return;
   const HistoryPredictor::Estimate e = predictor_->predict(*job.spec);
   job.estimate = e.seconds;

@@ -42,6 +42,8 @@ struct SimJob {
   const trace::JobSpec* spec = nullptr;
   Seconds estimate = 0;           // runtime estimate seen by schedulers (never the truth unless oracle)
   EstimateSource estimate_source = EstimateSource::none;  // under RuntimeKnowledge::predicted
+  // Unless oracle: the user's EstimateDoubt when the job arrived (EstimateDoubt::kUnknown before any).
+  float estimate_doubt = 0;
   std::vector<PoolId> eligible;   // pools the job may run in (each large enough for it)
   JobState state = JobState::pending;
   Seconds start = -1, end = -1;   // end = start + true duration once started
@@ -164,7 +166,7 @@ class Engine {
   void move_time(Seconds t);
   void finish(JobIndex j);
   void arrive(JobIndex j);
-  void predict(SimJob& job);  // sets job.estimate under RuntimeKnowledge::predicted
+  void predict(SimJob& job);  // sets job.estimate under RuntimeKnowledge::predicted, and its doubt
 
   std::span<const trace::JobSpec> specs_;
   EngineOptions options_;
@@ -178,6 +180,7 @@ class Engine {
   std::size_t ended_ = 0;
   std::size_t estimate_fallbacks_ = 0;
   std::optional<HistoryPredictor> predictor_;  // RuntimeKnowledge::predicted
+  std::optional<EstimateDoubt> doubt_;         // any RuntimeKnowledge but oracle
   Seconds now_ = 0;
   Seconds wake_ = kForever;  // wake_at()
   bool started_ = false;

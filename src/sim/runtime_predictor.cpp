@@ -60,4 +60,19 @@ void HistoryPredictor::record(const trace::JobSpec& job, Seconds duration) {
   ++all_.count;
 }
 
+float EstimateDoubt::of(const trace::JobSpec& job) const {
+  const auto it = by_user_.find(job.user);
+  if (it == by_user_.end()) return kUnknown;
+  const Recent& r = it->second;
+  const std::size_t n = std::min(r.count, kDoubtJobs);
+  return std::accumulate(r.errors.begin(), r.errors.begin() + static_cast<std::ptrdiff_t>(n), 0.0f) / static_cast<float>(n);
+}
+
+void EstimateDoubt::record(const trace::JobSpec& job, Seconds estimate, Seconds duration) {
+  Recent& r = by_user_[job.user];
+  const double ratio = static_cast<double>(std::max<Seconds>(estimate, 1)) / static_cast<double>(std::max<Seconds>(duration, 1));
+  r.errors[r.count % kDoubtJobs] = static_cast<float>(std::abs(std::log(ratio)));
+  ++r.count;
+}
+
 }  // namespace rltune::sim

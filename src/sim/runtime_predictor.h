@@ -6,6 +6,7 @@
 // of every finished job of the VC, then of the cluster. A requested time caps the estimate, as a time
 // limit caps a real job. The predictor is causal by construction: it only knows the jobs it was told
 // had finished.
+#include <array>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,25 @@ class HistoryPredictor {
   std::unordered_map<std::string, Recent> by_user_gpus_vc_, by_user_;
   std::unordered_map<std::string, Mean> by_vc_;
   Mean all_;
+};
+
+// How far off the estimates of a user's jobs have been: the mean |ln(estimate / true duration)| of the
+// user's last kDoubtJobs finished jobs (all jobs share one record when the trace names no users). What a
+// scheduler can learn about how far to trust an estimate; causal like the predictor.
+class EstimateDoubt {
+ public:
+  static constexpr std::size_t kDoubtJobs = 8;
+  static constexpr float kUnknown = -1;  // the user has no finished job yet
+
+  float of(const trace::JobSpec& job) const;
+  void record(const trace::JobSpec& job, Seconds estimate, Seconds duration);
+
+ private:
+  struct Recent {
+    std::array<float, kDoubtJobs> errors{};
+    std::size_t count = 0;  // recorded so far; the ring's next slot is count % kDoubtJobs
+  };
+  std::unordered_map<std::string, Recent> by_user_;
 };
 
 }  // namespace rltune::sim

@@ -24,6 +24,9 @@ class JobView {
   cluster::Request request() const { return cluster::request_of(*job_->spec); }
   const std::vector<PoolId>& eligible() const { return job_->eligible; }
   Seconds estimate() const { return job_->estimate; }
+  EstimateSource estimate_source() const { return job_->estimate_source; }  // under predicted runtimes
+  // How far off this user's estimates have been (EstimateDoubt); 0 under oracle runtimes.
+  float estimate_doubt() const { return job_->estimate_doubt; }
   JobState state() const { return job_->state; }
   bool queued() const { return job_->state == JobState::queued; }
   // Running jobs: when they started, where, and when they should end by their estimate.

@@ -144,6 +144,7 @@ std::vector<NodeGroup> groups_of(const cluster::ClusterState& state, PoolId p, c
 struct PoolChoice {
   bool ok = false;        // a placement was found
   bool fell_back = false; // the solver failed or ran out of time
+  bool timed_out = false; // it ran out of time: the wall clock decided
   double score = 0;       // objective relative to the pool's state before placement
   cluster::Placement placement;
 };
@@ -167,17 +168,19 @@ class MilpPlacement final : public PlacementPolicy {
     if (result.status != PlaceStatus::placed) return result;
     const auto began = std::chrono::steady_clock::now();
     PoolChoice best;
-    bool fell_back = false;
+    bool fell_back = false, timed_out = false;
     for (const PoolId p : pools) {
       if (!fits(state, p, r)) continue;
       const auto relevant = relevant_upcoming(state, p, upcoming);
       PoolChoice c = options_.model == "ways" ? best_way(state, p, r, relevant) : solve_nodes(state, p, r, relevant);
       fell_back = fell_back || c.fell_back;
+      timed_out = timed_out || c.timed_out;
       if (c.ok && (!best.ok || c.score < best.score - 1e-9)) best = std::move(c);
     }
     ++stats_.solves;
     stats_.solve_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - began).count());
     if (fell_back) ++stats_.fallbacks;
+    if (timed_out) ++stats_.time_limit_hits;
     if (!best.ok) return defrag_->place(state, r, pools);
     result.placement = std::move(best.placement);
     return result;
@@ -307,6 +310,7 @@ class MilpPlacement final : public PlacementPolicy {
     const milp::Solution s = milp::solve(m, so);
     PoolChoice choice;
     choice.fell_back = s.status != milp::Status::optimal;
+    choice.timed_out = s.status == milp::Status::time_limit;
     if (!s.has_solution) return choice;
     // The group solution on concrete nodes: in each group, larger shares first, on the lowest ids.
     choice.placement.pool = p;

@@ -27,7 +27,8 @@
 // of pools solved); milp_fallbacks = those where some solve proved no optimum: it hit the time limit (its
 // best solution is used), hit the node limit (likewise) or failed (then `defrag` places the job if no pool
 // had a solution). The node limit keeps placements deterministic; the time limit is a wall-clock safety
-// valve behind it: only when that fires may a placement depend on machine load.
+// net far behind it: only when that fires (milp_time_limit_hits, reported as not reproducible) may a
+// placement depend on the machine's speed and load.
 #include <memory>
 
 #include "core/settings.h"
@@ -47,7 +48,7 @@ struct MilpOptions {
   double waste = 0.1;        // weight per GPU left free on the nodes the job uses (best fit)
   int lookahead = 5;         // K: upcoming jobs considered (reference TOP_K_MILP)
   int extra_nodes = 1;       // nodes beyond ceil(R/G) the `nodes` model may use
-  double time_limit_ms = 20; // per solve: a wall-clock safety valve
+  double time_limit_ms = 1000; // per solve: a wall-clock safety net, far behind the node limit
   long node_limit = 5000;    // per solve: branch-and-bound nodes; stops at the same point on every machine
 
   // The defaults of a model: `ways` uses the reference's alpha 1, beta 0.3, gamma 0.5 and nothing else.

@@ -30,6 +30,7 @@ struct UpcomingJob {
 struct PlacementStats {
   std::size_t solves = 0;
   std::size_t fallbacks = 0;
+  std::size_t time_limit_hits = 0;  // fallbacks where the wall-clock limit fired: not reproducible
   std::vector<double> solve_us;
 };
 
