@@ -58,6 +58,14 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {gpus: 3}}\n", {"pools[0].accepts.gpus", "unknown key"}},
       {"", {"empty"}},
       {"nodes: 3\n", {"nodes", "unknown key"}},
+      // Repeated keys: yaml-cpp would keep the first silently.
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\npools:\n  - {name: b, nodes: 1, gpus_per_node: 8}\n",
+       {"c.yaml:4", "pools", "appears twice"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, nodes: 2, gpus_per_node: 8}\n", {"pools[0].nodes", "appears twice"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {min_gpus: 4, max_gpus: 2}}\n",
+       {"pools[0].accepts.min_gpus", "more than max_gpus"}},
+      {"name: x\npools:\n  - {name: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].name", "must not be empty"}},
+      {"name: x\npools:\n  - {name: a, gpu_type: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].gpu_type", "must not be empty"}},
   };
   for (const auto& c : cases) {
     const std::string message = yaml_error(c.yaml);

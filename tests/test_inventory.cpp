@@ -186,8 +186,8 @@ TEST(InventoryYaml, RoundTripsPresetsAndNamesThatNeedQuotes) {
   pool.accepts.vc = {"0", "null", "a b"};
   pool.accepts.min_gpus = 2;
   odd.pools.push_back(pool);
-  pool.name = "";
-  pool.gpu_type = "";
+  pool.name = "#2: -1";  // an empty name is refused; this one needs quotes
+  pool.gpu_type = "";     // none: not written
   pool.first_node = 3;
   pool.accepts = {};
   odd.pools.push_back(pool);

@@ -57,6 +57,25 @@ TEST(CanonicalReader, AcceptsAUtf8ByteOrderMark) {
   EXPECT_EQ(t.jobs[0].id, "a");
 }
 
+// A byte-order mark is stepped over in every format: here an SWF file, detected and read with clean ids.
+TEST(Readers, AByteOrderMarkIsNotPartOfAnyFormat) {
+  const std::string row = "7 0 5 100 4 -1 -1 4 200 -1 1 3 -1 -1 2 -1 -1 -1\n";
+  const Trace t = read("\xEF\xBB\xBF" + row);
+  EXPECT_EQ(t.format, "swf");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].id, "7");
+  EXPECT_EQ(read("\xEF\xBB\xBF; a comment\n" + row).jobs.at(0).id, "7");
+}
+
+TEST(Readers, AFolderIsNotATrace) {
+  try {
+    read_trace(std::string("."), {});
+    FAIL() << "a folder was read as a trace";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a folder, not a trace file"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CanonicalReader, KeepsTraceOrderForEqualSubmitTimes) {
   const Trace t = read("job_id,submit_time,duration,num_gpus\nz,5,1,1\ny,5,1,1\nx,1,1,1\n");
   ASSERT_EQ(t.jobs.size(), 3u);
@@ -83,6 +102,11 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       {header, {"no jobs"}},
       {header + "a,9223372036854775807,10,1\n", {"t.csv:2", "submit_time", "out of range"}},
       {header + "a,1,99999999999999,1\n", {"t.csv:2", "duration", "out of range"}},
+      {header + "a,1,1e300,1\n", {"t.csv:2", "duration", "'1e300'", "is out of range"}},
+      {header + "a,1,1e999,1\n", {"t.csv:2", "duration", "is out of range"}},
+      {header + "\"a,1,1,1\n", {"t.csv:2", "quote", "never closed"}},
+      {header + "a,1,1,1,5\n", {"t.csv:2", "5 fields, more than the header row's 4"}},
+      {"job_id,submit_time,duration,num_gpus,job_id\na,1,1,1,b\n", {"t.csv:1", "job_id", "appears twice in the header"}},
   };
   for (const auto& c : cases) {
     const std::string message = error_of(c.text);

@@ -187,6 +187,23 @@ TEST(PolicyNet, FileRoundTripIsExactAndBadFilesAreRefused) {
   EXPECT_THROW(parse_policy_file(j, "p.json"), InputError);
   EXPECT_THROW(parse_policy_file(nlohmann::json::object(), "p.json"), InputError);
   EXPECT_THROW(load_policy("/nonexistent/run"), InputError);
+  const auto error = [](const nlohmann::json& file) -> std::string {
+    try {
+      parse_policy_file(file, "p.json");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j["version"] = 2;
+  EXPECT_NE(error(j).find("version 2 (this rltune reads version 1)"), std::string::npos) << error(j);
+  j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j["network"]["layers"][0]["weight"][3] = 1e30;
+  EXPECT_NE(error(j).find("layer 0 has a weight of"), std::string::npos) << error(j);
+  j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j["network"]["layers"][1]["bias"][0] = -2e6;
+  EXPECT_NE(error(j).find("layer 1 has a bias of"), std::string::npos) << error(j);
 }
 
 // A model's regime comes from its training run's config.json; run under other rules, it warns once.

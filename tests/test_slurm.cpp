@@ -274,5 +274,38 @@ TEST(SacctReader, MalformedFieldsNameTheLine) {
   }
 }
 
+// Out-of-range values are errors naming the field; fractional counts round up, as in the other readers.
+TEST(SacctReader, RejectsOutOfRangeValuesAndRoundsGpusUp) {
+  const std::string header = "JobID|Submit|Start|End|Elapsed|AllocTRES|Partition|User|State|Timelimit\n";
+  const auto row = [](const std::string& elapsed, const std::string& tres, const std::string& id = "1") {
+    return id + "|2026-11-30T10:00:00|2026-11-30T10:00:01|x|" + elapsed + "|" + tres + "|p|u|COMPLETED|1:00:00\n";
+  };
+  const auto error = [&](const std::string& elapsed, const std::string& tres) -> std::string {
+    testing::TempFile f("bad.txt", header + row(elapsed, tres));
+    try {
+      trace::read_traces({f.path.string()}, {});
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(error("1:00:00", "gres/gpu=99999999999").find("gres/gpu=99999999999 is out of range"), std::string::npos)
+      << error("1:00:00", "gres/gpu=99999999999");
+  EXPECT_NE(error("1:00:00", "cpu=1e300,gres/gpu=1").find("cpu=1e300 is out of range"), std::string::npos);
+  EXPECT_NE(error("1:00:00", "gres/gpu=1,mem=9e99G").find("mem=9e99G is out of range"), std::string::npos);
+  EXPECT_NE(error("1:00:00", "gres/gpu=-1").find("AllocTRES"), std::string::npos);
+  for (const char* elapsed : {"99:99:99", "1:60:00", "10:00:60", "2-24:00:00"})
+    EXPECT_NE(error(elapsed, "gres/gpu=1").find("Elapsed"), std::string::npos) << elapsed;
+
+  testing::TempFile ok("ok.txt", header + row("1-23:59:59", "cpu=2.5,gres/gpu=1.5") + row("90:00", "gres/gpu:a100=0.2", "2"));
+  const trace::Trace t = trace::read_traces({ok.path.string()}, {});
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].duration, 86400 + 23 * 3600 + 59 * 60 + 59);
+  EXPECT_EQ(t.jobs[0].gpus, 2);
+  EXPECT_EQ(t.jobs[0].cpus, 3);
+  EXPECT_EQ(t.jobs[1].duration, 90 * 60);  // a leading part may exceed its unit
+  EXPECT_EQ(t.jobs[1].gpus, 1);
+}
+
 }  // namespace
 }  // namespace rltune

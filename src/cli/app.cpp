@@ -1,6 +1,9 @@
 // The common main of rltune and rltune-train: parse, set up logging and policies, run, map errors to
 // exit codes (2 = bad input, 1 = internal error).
+#include <fmt/format.h>
+
 #include <iostream>
+#include <stdexcept>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -9,6 +12,25 @@
 #include "rl/rl_policy.h"
 
 namespace rltune::cli {
+
+CLI::Validator number_range(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return "not a number: " + text;
+        } catch (const std::out_of_range&) {
+          return fmt::format("{} is out of range ({} to {})", text, min, max);
+        } catch (const std::exception&) {
+          return "not a number: " + text;
+        }
+        if (!(v >= min && v <= max)) return fmt::format("{} is out of range ({} to {})", text, min, max);
+        return "";
+      },
+      fmt::format("NUMBER in [{} - {}]", min, max));
+}
 
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds) {
   CLI::App app{"rltune: schedule deep-learning jobs on heterogeneous GPU clusters, by trace-driven simulation", "rltune"};

@@ -74,6 +74,9 @@ struct ProfileArgs {
   void describe(report::Json& config, const policy::ProfileOptions& profile) const;
 };
 
+// CLI::Range for real numbers without its hole: "nan" compares false with both bounds and passes it.
+CLI::Validator number_range(double min, double max);
+
 // "a,b" "c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::vector<std::string>& items);
 

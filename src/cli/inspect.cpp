@@ -39,7 +39,7 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
                  "gavel format: CSV of real runtimes to sample durations from (e.g. philly_job_distribution.csv)");
   app.add_option("--gpus-per-proc", read.gpus_per_proc, "swf format: GPUs per SWF processor")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 1024.0));
+      ->check(number_range(0.001, 1024.0));
   app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)");
   app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)");
   app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping");
@@ -74,7 +74,7 @@ void TraceArgs::add_options(CLI::App& app) {
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--sample-load", sample_load, "Offered load of the generated default workload")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 100.0));
+      ->check(number_range(0.01, 100.0));
 }
 
 trace::Trace TraceArgs::read_files(std::vector<std::string> files) const {
@@ -299,7 +299,7 @@ Command add_generate(CLI::App& app) {
   sub->add_option("--seed", args->seed, "Random seed")->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->add_option("--load", args->load, "Offered GPU load on the cluster (GPU-seconds demanded / available)")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 100.0));
+      ->check(number_range(0.001, 100.0));
   args->input.add_format_options(*sub, /*with_seed=*/false);
   return {sub, [args] {
             args->input.sample_seed = args->seed;

@@ -148,7 +148,7 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
   ctx.only_keys(root, "", {"name", "pools"});
   ClusterSpec spec;
   spec.source = source;
-  spec.name = root["name"] ? ctx.text(root["name"], "name") : source;
+  spec.name = root["name"] ? ctx.name(root["name"], "name") : source;
   const YAML::Node pools = root["pools"];
   if (!pools || !pools.IsSequence() || pools.size() == 0) ctx.fail(root, "pools", "must be a non-empty list of pools");
   std::set<std::string> names;
@@ -160,9 +160,9 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
     for (const char* required : {"name", "nodes", "gpus_per_node"})
       if (!p[required]) ctx.fail(p, path + "." + required, "is required");
     PoolSpec pool;
-    pool.name = ctx.text(p["name"], path + ".name");
+    pool.name = ctx.name(p["name"], path + ".name");
     if (!names.insert(pool.name).second) ctx.fail(p["name"], path + ".name", "duplicate pool name '" + pool.name + "'");
-    if (p["gpu_type"]) pool.gpu_type = trace::normalize_gpu_type(ctx.text(p["gpu_type"], path + ".gpu_type"));
+    if (p["gpu_type"]) pool.gpu_type = trace::normalize_gpu_type(ctx.name(p["gpu_type"], path + ".gpu_type"));
     pool.nodes = static_cast<int>(ctx.integer(p["nodes"], path + ".nodes", 1, kMaxNodes));
     pool.gpus_per_node = static_cast<int>(ctx.integer(p["gpus_per_node"], path + ".gpus_per_node", 1, kMaxGpusPerNode));
     if (p["cpus_per_node"]) pool.cpus_per_node = static_cast<int>(ctx.integer(p["cpus_per_node"], path + ".cpus_per_node", 1, kMaxCpusPerNode));
@@ -178,6 +178,10 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
       }
       if (a["min_gpus"]) pool.accepts.min_gpus = static_cast<int>(ctx.integer(a["min_gpus"], path + ".accepts.min_gpus", 0, kMaxGpusPerNode * kMaxNodes));
       if (a["max_gpus"]) pool.accepts.max_gpus = static_cast<int>(ctx.integer(a["max_gpus"], path + ".accepts.max_gpus", 1, kMaxGpusPerNode * kMaxNodes));
+      if (a["min_gpus"] && a["max_gpus"] && pool.accepts.min_gpus > pool.accepts.max_gpus)
+        ctx.fail(a["min_gpus"], path + ".accepts.min_gpus",
+                 fmt::format("is more than max_gpus ({} > {}): the pool would accept no job", pool.accepts.min_gpus,
+                             pool.accepts.max_gpus));
     }
     pool.first_node = next_node;
     next_node += pool.nodes;

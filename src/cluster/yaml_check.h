@@ -49,8 +49,10 @@ struct YamlCheck {
   }
   void only_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) const {
     if (!map.IsMap()) fail(map, path, "must be a mapping");
+    std::set<std::string> seen;  // yaml-cpp keeps both entries of a repeated key, and lookups see only the first
     for (const auto& kv : map) {
       const auto key = kv.first.as<std::string>();
+      if (!seen.insert(key).second) fail(kv.first, path.empty() ? key : path + "." + key, "appears twice");
       if (!allowed.count(key)) {
         std::string known;
         for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
@@ -81,6 +83,12 @@ struct YamlCheck {
   std::string text(const YAML::Node& node, const std::string& path) const {
     if (!node.IsScalar()) fail(node, path, "must be a string");
     return node.as<std::string>();
+  }
+  // A name: text that is not empty (nor only spaces).
+  std::string name(const YAML::Node& node, const std::string& path) const {
+    std::string s = text(node, path);
+    if (s.find_first_not_of(" \t") == std::string::npos) fail(node, path, "must not be empty");
+    return s;
   }
   // Parses the whole document; syntax errors name the line.
   YAML::Node load(const std::string& yaml) const {

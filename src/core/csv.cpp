@@ -6,7 +6,7 @@
 
 namespace rltune::csv {
 
-void split(std::string_view line, char separator, std::vector<std::string>& out) {
+bool split(std::string_view line, char separator, std::vector<std::string>& out) {
   out.clear();
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   std::string field;
@@ -34,6 +34,7 @@ void split(std::string_view line, char separator, std::vector<std::string>& out)
     }
   }
   out.push_back(std::move(field));
+  return !quoted;
 }
 
 std::string_view trim(std::string_view s) {
@@ -60,6 +61,16 @@ std::optional<std::int64_t> parse_int_rounding(std::string_view s) {
   const auto d = parse_double(s);
   if (!d || std::fabs(*d) > 9e15) return std::nullopt;
   return std::llround(*d);
+}
+
+const char* not_a_number_reason(std::string_view s) {
+  s = trim(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  const bool number = !s.empty() && ptr == s.data() + s.size() &&
+                      (ec == std::errc::result_out_of_range || (ec == std::errc() && std::isfinite(value)));
+  return number ? "is out of range" : "is not a number";
 }
 
 void write_field(std::ostream& out, std::string_view field) {

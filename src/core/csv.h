@@ -10,7 +10,8 @@
 namespace rltune::csv {
 
 // Splits one line into fields. Handles double quotes ("a,b" and "" escapes). Strips a trailing '\r'.
-void split(std::string_view line, char separator, std::vector<std::string>& out);
+// Returns false when a quote is left open (the rest of the line is then the last field).
+bool split(std::string_view line, char separator, std::vector<std::string>& out);
 
 // Trims spaces and tabs at both ends.
 std::string_view trim(std::string_view s);
@@ -19,6 +20,9 @@ std::string_view trim(std::string_view s);
 std::optional<double> parse_double(std::string_view s);
 // Parses an integer; a decimal value ("12.0", "12.6") is rounded to the nearest integer.
 std::optional<std::int64_t> parse_int_rounding(std::string_view s);
+// Why `s` failed to parse as a number: "is out of range" when it is one (1e300 as an integer, 1e999),
+// else "is not a number".
+const char* not_a_number_reason(std::string_view s);
 
 // Writes a field, quoting it when it contains the separator, a quote or a newline.
 void write_field(std::ostream& out, std::string_view field);

@@ -173,13 +173,18 @@ PolicyNet PolicyNet::from_json(const nlohmann::json& j) {
       d.bias = ls[i].at("bias").get<std::vector<float>>();
       if (d.weight.size() != static_cast<std::size_t>(d.in) * d.out || d.bias.size() != static_cast<std::size_t>(d.out))
         throw InputError(fmt::format("layer {} has the wrong number of weights", i));
-      for (const float w : d.weight)
-        if (!std::isfinite(w)) throw InputError(fmt::format("layer {} has a weight that is not finite", i));
+      // Training never gets near 1e6; beyond it the logits overflow, so such a file is not a trained policy.
+      constexpr float kMaxWeight = 1e6f;
+      for (const std::vector<float>* values : {&d.weight, &d.bias})
+        for (const float w : *values)
+          if (!(std::fabs(w) <= kMaxWeight))
+            throw InputError(fmt::format("layer {} has a {} of {} (not finite or beyond +-1e6)", i,
+                                         values == &d.weight ? "weight" : "bias", w));
     }
     if (j.contains("skip_logit")) {
       shape.skip = true;
       shape.skip_logit = j.at("skip_logit").get<float>();
-      if (!std::isfinite(shape.skip_logit)) throw InputError("the skip logit is not finite");
+      if (!(std::fabs(shape.skip_logit) <= 1e6f)) throw InputError("the skip logit is not finite or beyond +-1e6");
     }
     return shape;
   } catch (const nlohmann::json::exception& e) {

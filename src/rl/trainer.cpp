@@ -68,6 +68,8 @@ nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoc
 PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) {
   try {
     if (j.value("format", "") != "rltune-policy") throw InputError(where + ": not an rltune policy file");
+    if (const auto version = j.value("version", -1); version != 1)
+      throw InputError(fmt::format("{}: policy file version {} (this rltune reads version 1)", where, version));
     PolicyFile f;
     f.baseline = j.at("baseline").get<std::string>();
     f.score = j.at("score").get<std::string>();

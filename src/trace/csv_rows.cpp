@@ -18,7 +18,12 @@ void CsvRows::read_header(std::initializer_list<std::string_view> required) {
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == '#') continue;
     split();
     names_.clear();
-    for (const auto& f : fields_) names_.emplace_back(csv::trim(f));
+    for (const auto& f : fields_) {
+      const std::string name(csv::trim(f));
+      if (!name.empty() && column(name) >= 0)
+        throw InputError::at(sink_.file(), line_, name, "", "appears twice in the header row");
+      names_.push_back(name);
+    }
     for (const auto name : required)
       if (column(name) < 0)
         throw InputError::at(sink_.file(), line_, std::string(name), "", "is missing from the header row");
@@ -40,6 +45,9 @@ bool CsvRows::next(char comment) {
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == comment) continue;
     split();
     ok_ = true;
+    if (quote_open_) fail_row("has a quote (\") that is never closed");
+    else if (!names_.empty() && fields_.size() > names_.size())
+      fail_row(fmt::format("has {} fields, more than the header row's {}", fields_.size(), names_.size()));
     return true;
   }
   return false;
@@ -57,7 +65,10 @@ void CsvRows::split() {
       start = bar + 1;
     }
   }
-  if (separator_ != ' ') return csv::split(line_text_, separator_, fields_);
+  if (separator_ != ' ') {
+    quote_open_ = !csv::split(line_text_, separator_, fields_);
+    return;
+  }
   fields_.clear();
   std::size_t i = 0;
   const std::string& t = line_text_;
@@ -93,7 +104,7 @@ void CsvRows::fail_row(const std::string& message) {
 }
 
 template <typename T, typename Parse>
-std::optional<T> CsvRows::parsed(int column, std::optional<T> if_empty, Parse parse, const char* expected) {
+std::optional<T> CsvRows::parsed(int column, std::optional<T> if_empty, Parse parse, const char* (*why)(std::string_view)) {
   if (!ok_) return std::nullopt;
   const auto t = text(column);
   if (t.empty()) {
@@ -101,21 +112,21 @@ std::optional<T> CsvRows::parsed(int column, std::optional<T> if_empty, Parse pa
     return if_empty;
   }
   const std::optional<T> v = parse(t);
-  if (!v) fail(column, t, expected);
+  if (!v) fail(column, t, why(t));
   return v;
 }
 
 std::optional<std::int64_t> CsvRows::integer(int column, std::optional<std::int64_t> if_empty) {
-  return parsed(column, if_empty, [](std::string_view t) { return csv::parse_int_rounding(t); }, "is not a number");
+  return parsed(column, if_empty, [](std::string_view t) { return csv::parse_int_rounding(t); }, csv::not_a_number_reason);
 }
 
 std::optional<double> CsvRows::number(int column, std::optional<double> if_empty) {
-  return parsed(column, if_empty, [](std::string_view t) { return csv::parse_double(t); }, "is not a number");
+  return parsed(column, if_empty, [](std::string_view t) { return csv::parse_double(t); }, csv::not_a_number_reason);
 }
 
 std::optional<std::int64_t> CsvRows::datetime(int column, std::optional<std::int64_t> if_empty) {
   return parsed(column, if_empty, [](std::string_view t) { return parse_datetime(t); },
-                "is not a date and time (YYYY-MM-DD HH:MM:SS)");
+                [](std::string_view) { return "is not a date and time (YYYY-MM-DD HH:MM:SS)"; });
 }
 
 }  // namespace rltune::trace

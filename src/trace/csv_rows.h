@@ -53,7 +53,7 @@ class CsvRows {
   void split();
   // A typed field: empty text gives if_empty (or an error), text `parse` rejects gives `expected`.
   template <typename T, typename Parse>
-  std::optional<T> parsed(int column, std::optional<T> if_empty, Parse parse, const char* expected);
+  std::optional<T> parsed(int column, std::optional<T> if_empty, Parse parse, const char* (*why)(std::string_view));
 
   std::istream& in_;
   RowSink& sink_;
@@ -63,6 +63,7 @@ class CsvRows {
   std::vector<std::string> names_;
   long line_ = 0;
   bool ok_ = true;
+  bool quote_open_ = false;  // the last line split left a quote open
 };
 
 }  // namespace rltune::trace

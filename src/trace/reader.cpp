@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -165,6 +166,14 @@ static std::string first_data_line(std::istream& in) {
 }
 
 Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& options) {
+  // A UTF-8 byte-order mark belongs to no field, whatever the format: step over it once, here.
+  if (const auto start = in.tellg(); start >= 0) {
+    char mark[3] = {};
+    if (!(in.read(mark, 3) && std::string_view(mark, 3) == "\xEF\xBB\xBF")) {
+      in.clear();
+      in.seekg(start);
+    }
+  }
   Trace trace;
   trace.source = name;
   const ReaderInfo* chosen = nullptr;
@@ -241,6 +250,7 @@ Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& opti
 }
 
 Trace read_trace(const std::string& path, const ReadOptions& options) {
+  if (std::filesystem::is_directory(path)) throw InputError(fmt::format("{}: is a folder, not a trace file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the trace file", path));
   if (in.tellg() < 0) {  // a pipe: auto-detection must re-read the first line, so buffer it all

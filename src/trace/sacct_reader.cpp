@@ -7,7 +7,11 @@
 // - Timelimit becomes the requested time (UNLIMITED and Partition_Limit: none); Partition is the VC.
 // - Times are read as written (sacct prints local time without a zone); the trace starts at the earliest
 //   submit, so only differences matter (a daylight-saving change inside the history shifts by an hour).
+#include <fmt/format.h>
+
 #include <charconv>
+#include <cmath>
+#include <vector>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -18,29 +22,38 @@ namespace rltune::trace {
 
 namespace {
 
-// "[D-]HH:MM:SS", "MM:SS" or "SS" (optionally with ".fff") -> seconds; nullopt when malformed.
+// "[D-]HH:MM:SS", "MM:SS" or "SS" (optionally with ".fff") -> seconds; nullopt when malformed, or when
+// minutes or seconds reach 60 or hours reach 24 after a day count (sacct never prints those).
 std::optional<std::int64_t> slurm_duration(std::string_view text) {
   std::int64_t days = 0;
-  if (const auto dash = text.find('-'); dash != std::string_view::npos) {
+  const auto dash = text.find('-');
+  if (dash != std::string_view::npos) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + dash, days);
-    if (ec != std::errc() || end != text.data() + dash) return std::nullopt;
+    if (ec != std::errc() || end != text.data() + dash || days < 0 || days > 1'000'000) return std::nullopt;
     text.remove_prefix(dash + 1);
   }
   text = text.substr(0, text.find('.'));
-  std::int64_t total = 0;
-  int parts = 0;
+  std::vector<std::int64_t> parts;  // most significant first
   while (!text.empty()) {
     const auto colon = text.find(':');
     const std::string_view part = text.substr(0, colon);
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (ec != std::errc() || end != part.data() + part.size() || part.empty() || v < 0) return std::nullopt;
-    total = total * 60 + v;
-    ++parts;
+    parts.push_back(v);
     if (colon == std::string_view::npos) break;
     text.remove_prefix(colon + 1);
   }
-  if (parts == 0 || parts > 3) return std::nullopt;
+  if (parts.empty() || parts.size() > 3) return std::nullopt;
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const bool leading = k == 0;  // the leading part may exceed its unit (e.g. 90:00 minutes), except hours after days
+    const bool hours = parts.size() == 3 && k == 0;
+    if (!leading && parts[k] >= 60) return std::nullopt;
+    if (hours && dash != std::string_view::npos && parts[k] >= 24) return std::nullopt;
+    if (parts[k] > 1'000'000'000) return std::nullopt;
+    total = total * 60 + parts[k];
+  }
   return days * 86400 + total;
 }
 
@@ -51,8 +64,10 @@ struct Tres {
   long long memory_mib = -1;
 };
 
-// "billing=1,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=16G,node=1"; nullopt when a used value is malformed.
-std::optional<Tres> parse_tres(std::string_view text) {
+// "billing=1,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=16G,node=1". Fractional GPU and CPU counts round up,
+// as in the other readers. `problem` says what is wrong when a used value is malformed or out of range.
+std::optional<Tres> parse_tres(std::string_view text, std::string& problem) {
+  constexpr double kMaxCount = 1e6, kMaxMemoryMib = 1e12;
   Tres t;
   std::vector<std::string> items;
   csv::split(text, ',', items);
@@ -60,17 +75,36 @@ std::optional<Tres> parse_tres(std::string_view text) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) continue;
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const bool gpus = key == "gres/gpu" || key.starts_with("gres/gpu:");
+    if (!gpus && key != "cpu" && key != "mem") continue;
     const auto number = csv::parse_double(value.substr(0, value.find_first_of("KMGT")));
-    if (key == "gres/gpu" || key == "cpu" || key.starts_with("gres/gpu:") || key == "mem")
-      if (!number || *number < 0) return std::nullopt;
-    if (key == "gres/gpu") t.gpus = static_cast<int>(*number);
-    else if (key.starts_with("gres/gpu:")) {
-      if (t.gpu_type.empty()) t.gpu_type = key.substr(9);
-      if (t.gpus < 0) t.gpus = static_cast<int>(*number);
-    } else if (key == "cpu") t.cpus = static_cast<int>(*number);
-    else if (key == "mem") {
+    if (!number || *number < 0) {
+      problem = fmt::format("{} is not a non-negative number", item);
+      return std::nullopt;
+    }
+    const auto count = [&](double v) -> std::optional<int> {
+      if (v > kMaxCount) {
+        problem = fmt::format("{} is out of range (0 to {:.0f})", item, kMaxCount);
+        return std::nullopt;
+      }
+      return static_cast<int>(std::ceil(v - 1e-9));
+    };
+    if (gpus) {
+      const std::optional<int> n = count(*number);
+      if (!n) return std::nullopt;
+      if (key != "gres/gpu" && t.gpu_type.empty()) t.gpu_type = key.substr(9);
+      if (key == "gres/gpu" || t.gpus < 0) t.gpus = *n;
+    } else if (key == "cpu") {
+      const std::optional<int> n = count(*number);
+      if (!n) return std::nullopt;
+      t.cpus = *n;
+    } else {
       const char unit = value.empty() ? 'M' : value.back();
       const double scale = unit == 'K' ? 1.0 / 1024 : unit == 'G' ? 1024 : unit == 'T' ? 1024.0 * 1024 : 1;
+      if (*number * scale > kMaxMemoryMib) {
+        problem = fmt::format("{} is out of range (at most {:.0f} MiB)", item, kMaxMemoryMib);
+        return std::nullopt;
+      }
       t.memory_mib = static_cast<long long>(*number * scale);
     }
   }
@@ -121,8 +155,9 @@ void read_sacct(std::istream& in, const ReadOptions&, RowSink& sink) {
       if (rows.ok()) d = *e - *b;
     }
     const int tres_column = alloc >= 0 && !rows.text(alloc).empty() ? alloc : req;
-    const std::optional<Tres> tres = parse_tres(rows.text(tres_column));
-    if (!tres) rows.fail(tres_column, rows.text(tres_column), "has a malformed gres/gpu, cpu or mem value");
+    std::string problem;
+    const std::optional<Tres> tres = parse_tres(rows.text(tres_column), problem);
+    if (!tres) rows.fail(tres_column, rows.text(tres_column), problem);
     const std::string_view lim = rows.text(limit);
     std::optional<std::int64_t> requested = -1;
     if (!lim.empty() && lim != "UNLIMITED" && lim != "Partition_Limit" && lim != "INVALID") {
