@@ -44,7 +44,7 @@ void BM_EnvEpisode256(benchmark::State& state) {
   Rng rng(1);
   std::size_t decisions = 0;
   for (auto _ : state) {
-    env.reset(rng, rl::Split::train);
+    env.reset(rng, sim::Split::train);
     for (bool done = false; !done; ++decisions) done = env.step(0).done;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(decisions));  // items/s = agent decisions per second
@@ -68,7 +68,7 @@ void BM_EnvEpisodeRealistic(benchmark::State& state) {
   Rng rng(1);
   std::size_t decisions = 0;
   for (auto _ : state) {
-    env.reset(rng, rl::Split::train);
+    env.reset(rng, sim::Split::train);
     for (bool done = false; !done; ++decisions) {
       const rl::Observation& obs = env.observation();
       int first = 0;
@@ -130,7 +130,7 @@ void BM_Rollouts(benchmark::State& state) {
         pool.emplace_back([&, t] {
           for (int k = 0; k < 4; ++k) {
             Rng rng(rl::stream_seed(1, static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(k)));
-            counts[static_cast<std::size_t>(t)] += rl::play(*envs[static_cast<std::size_t>(t)], net, rng, rl::Split::train, false, true).decisions();
+            counts[static_cast<std::size_t>(t)] += rl::play(*envs[static_cast<std::size_t>(t)], net, rng, sim::Split::train, false, true).decisions();
           }
         });
     }

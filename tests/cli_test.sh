@@ -167,6 +167,10 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 3 ] || fail "the resumed run should have two epochs"
   expect 2 "settings differ" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 3 --trajs 5 \
     --quiet --resume --out "$TMP/run"
+  # The run folder alone resumes with the run's own arguments; --epochs (and --threads) may change.
+  expect 0 "epoch 3" -- train --resume --out "$TMP/run" --epochs 3 --quiet
+  [ "$(wc -l < "$TMP/run/progress.csv")" -eq 4 ] || fail "the short resume should add a third epoch"
+  grep -q '"window_len": 64' "$TMP/run/config.json" || fail "the short resume lost the run's settings"
   expect 0 "wrote $TMP/eval/evaluation.json" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 \
     --window-len 64 --baselines fcfs,sjf --out "$TMP/eval/"
   grep -q "rl vs sjf" <("$RLTUNE" evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 \

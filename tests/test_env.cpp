@@ -260,7 +260,7 @@ void expect_round_trip(const Table& table) {
 
 TEST(Names, EveryEnumNameReadsBackAsItsValue) {
   expect_round_trip(kScoreNames);
-  expect_round_trip(kSplitNames);
+  expect_round_trip(sim::kSplitNames);
   expect_round_trip(kFeatureSetNames);
   expect_round_trip(kArchNames);
   expect_round_trip(policy::kBlockingNames);

@@ -74,6 +74,11 @@ struct ProfileArgs {
   void describe(report::Json& config, const policy::ProfileOptions& profile) const;
 };
 
+// The command line of `train --resume --out DIR` given with nothing but --epochs, --threads, --quiet or
+// --log-level: the run's own arguments from DIR/config.json with those replacing theirs. Any other
+// command line is returned as it is (a resume given every argument is checked against the stored run).
+std::vector<std::string> resumed_train_arguments(std::vector<std::string> command_line);
+
 // CLI::Range for real numbers without its hole: "nan" compares false with both bounds and passes it.
 CLI::Validator number_range(double min, double max);
 

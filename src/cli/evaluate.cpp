@@ -42,10 +42,10 @@ int run_evaluate(const EvaluateArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const trace::Trace trace = a.trace.load(cluster);
   const sim::EngineOptions engine_options = a.profile.engine();
-  const rl::Split split = rl::parse_split(a.split);
+  const sim::Split split = sim::parse_split(a.split);
   if (a.windows < 1 || a.window_len < 1) throw InputError("--windows and --window-len must be at least 1");
   if (!(a.train_split > 0 && a.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
-  const auto [first, last] = rl::split_range(trace.jobs.size(), a.train_split, split);
+  const auto [first, last] = sim::split_range(trace.jobs.size(), a.train_split, split);
   if (a.whole && first == last) throw InputError(fmt::format("--window all: the {} split holds no jobs", a.split));
   const std::size_t len = a.whole ? last - first : static_cast<std::size_t>(a.window_len);
   // Windows drawn as the training environment draws them, from the seed; or the whole split.
@@ -53,7 +53,7 @@ int run_evaluate(const EvaluateArgs& a) {
   std::vector<std::size_t> starts;
   if (a.whole) starts.push_back(first);
   else
-    for (int w = 0; w < a.windows; ++w) starts.push_back(rl::draw_window(rng, trace.jobs.size(), a.train_split, split, len));
+    for (int w = 0; w < a.windows; ++w) starts.push_back(sim::draw_window(rng, trace.jobs.size(), a.train_split, split, len));
 
   struct Entry {
     std::string name;
@@ -168,7 +168,7 @@ Command add_evaluate(CLI::App& app) {
       ->check(CLI::Range(0, 100'000'000));
   sub->add_option("--split", args->split, "Where windows come from: test, validation, train or all")
       ->capture_default_str()
-      ->check(CLI::IsMember(rl::kSplitNames.names()));
+      ->check(CLI::IsMember(sim::kSplitNames.names()));
   sub->add_option("--train-split", args->train_split, "Share of the trace (by job index) used for training")
       ->capture_default_str();
   sub->add_flag("--sample", args->sample, "Sample the model's actions (seeded) instead of taking the argmax");

@@ -18,6 +18,7 @@
 #include "report/outputs.h"
 #include "report/table.h"
 #include "sim/engine.h"
+#include "sim/window.h"
 #include "workload/model.h"
 
 namespace rltune::cli {

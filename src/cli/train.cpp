@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -29,6 +30,19 @@ struct TrainArgs {
   bool quiet = false;
 };
 
+// The arguments after `train`, as given (run_train stores them in config.json for --resume).
+std::vector<std::string> train_arguments;
+
+// Whether `args[i]` is option `name` ("--name" or "--name=VALUE"); `with_value` counts what it spans.
+bool is_option(const std::vector<std::string>& args, std::size_t i, const std::string& name, std::size_t& span) {
+  if (args[i] == name) {
+    span = 2;
+    return true;
+  }
+  span = 1;
+  return args[i].starts_with(name + "=");
+}
+
 int run_train(TrainArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const trace::Trace trace = a.trace.load(cluster);
@@ -44,6 +58,7 @@ int run_train(TrainArgs& a) {
   o.progress = !a.quiet;
   report::Json config;
   config["command"] = "train";
+  config["arguments"] = train_arguments;
   config["cluster"] = cluster.source;
   a.trace.describe(config, cluster, trace);
   a.profile.describe(config, o.env.profile);
@@ -66,6 +81,56 @@ int run_train(TrainArgs& a) {
 }
 
 }  // namespace
+
+std::vector<std::string> resumed_train_arguments(std::vector<std::string> command_line) {
+  const auto train = std::find(command_line.begin(), command_line.end(), "train");
+  if (train == command_line.end()) return command_line;
+  const std::size_t first = static_cast<std::size_t>(train - command_line.begin()) + 1;
+  train_arguments.assign(command_line.begin() + static_cast<std::ptrdiff_t>(first), command_line.end());
+  // What this invocation says: the run folder, and the settings that may change on a resume.
+  std::string out;
+  bool resume = false;
+  std::vector<std::string> overrides;
+  for (std::size_t i = first, span = 1; i < command_line.size(); i += span) {
+    const std::string& a = command_line[i];
+    if (a == "--resume" || a == "--quiet") {
+      span = 1;
+      resume = resume || a == "--resume";
+      overrides.push_back(a);
+    } else if (is_option(command_line, i, "--out", span)) {
+      out = span == 2 ? (i + 1 < command_line.size() ? command_line[i + 1] : "") : a.substr(6);
+    } else if (is_option(command_line, i, "--epochs", span) || is_option(command_line, i, "--threads", span) ||
+               is_option(command_line, i, "--log-level", span)) {
+      for (std::size_t k = i; k < i + span && k < command_line.size(); ++k) overrides.push_back(command_line[k]);
+    } else {
+      return command_line;  // other settings given: parse as given (and check them against the run)
+    }
+  }
+  if (!resume || out.empty()) return command_line;
+  nlohmann::json stored;
+  try {
+    std::ifstream in(std::filesystem::path(out) / "config.json");
+    stored = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return command_line;  // train reports the unreadable config
+  }
+  if (!stored.is_object() || !stored.contains("arguments") || !stored["arguments"].is_array()) return command_line;
+  std::vector<std::string> args(command_line.begin(), command_line.begin() + static_cast<std::ptrdiff_t>(first));
+  const auto original = stored["arguments"].get<std::vector<std::string>>();
+  for (std::size_t i = 0, span = 1; i < original.size(); i += span) {
+    const bool replaced = is_option(original, i, "--out", span) || is_option(original, i, "--epochs", span) ||
+                          is_option(original, i, "--threads", span) || is_option(original, i, "--log-level", span);
+    if (!replaced) {
+      span = 1;
+      if (original[i] != "--resume" && original[i] != "--quiet") args.push_back(original[i]);
+    }
+  }
+  args.push_back("--out");
+  args.push_back(out);
+  args.insert(args.end(), overrides.begin(), overrides.end());
+  train_arguments.assign(original.begin(), original.end());  // what config.json keeps: the run's own
+  return args;
+}
 
 Command add_train(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();

@@ -165,7 +165,7 @@ struct Parser {
     if (out.whole) out.count = 1;
     if (w["split"]) {
       try {
-        out.split = rl::parse_split(check.text(w["split"], key + ".split"));
+        out.split = sim::parse_split(check.text(w["split"], key + ".split"));
       } catch (const InputError& e) {
         check.fail(w["split"], key + ".split", e.what());
       }
@@ -247,7 +247,7 @@ Json trace_json(const TraceSource& t) {
 }
 
 Json windows_json(const WindowSpec& w) {
-  Json j{{"count", w.count}, {"length", w.whole ? Json("all") : Json(w.length)}, {"split", rl::to_string(w.split)},
+  Json j{{"count", w.count}, {"length", w.whole ? Json("all") : Json(w.length)}, {"split", sim::to_string(w.split)},
          {"train_split", w.train_split}, {"seed", w.seed}};
   if (w.warmup > 0) j["warmup"] = w.warmup;
   return j;

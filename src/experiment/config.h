@@ -27,8 +27,8 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/profile.h"
-#include "rl/env.h"
 #include "sim/engine.h"
+#include "sim/window.h"
 #include "trace/reader.h"
 
 namespace rltune::experiment {
@@ -57,7 +57,7 @@ struct WindowSpec {
   int count = 50;
   int length = 256;
   bool whole = false;               // `length: all`: one window, the whole split (count is 1)
-  rl::Split split = rl::Split::all;
+  sim::Split split = sim::Split::all;
   double train_split = 0.7;
   std::uint64_t seed = 1;           // draws the windows; default: the config's seed
   int warmup = 0;                   // jobs before each window replayed by fcfs first, not measured

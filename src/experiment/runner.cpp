@@ -147,10 +147,10 @@ Loaded load_workload(const Workload& w) {
   }
   const WindowSpec& ws = w.windows;
   if (ws.whole) {
-    const auto [first, last] = rl::split_range(l.trace.jobs.size(), ws.train_split, ws.split);
+    const auto [first, last] = sim::split_range(l.trace.jobs.size(), ws.train_split, ws.split);
     if (first == last)
       throw InputError(fmt::format("{}: length all: workload {}/{}: the {} split holds none of its {} jobs", ws.where,
-                                   w.cluster_label, t.label, rl::to_string(ws.split), l.trace.jobs.size()));
+                                   w.cluster_label, t.label, sim::to_string(ws.split), l.trace.jobs.size()));
     l.starts = {first};
     l.length = last - first;
     return l;
@@ -159,7 +159,7 @@ Loaded load_workload(const Workload& w) {
   Rng rng(ws.seed);
   try {
     for (int k = 0; k < ws.count; ++k)
-      l.starts.push_back(rl::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, l.length));
+      l.starts.push_back(sim::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, l.length));
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, l.length,
                                  w.cluster_label, t.label, l.trace.jobs.size(), e.what()));

@@ -64,28 +64,8 @@ void Env::set_ranker(Ranker ranker) {
   agent_.set_ranker(pass_.placement().lookahead() > 0 ? std::move(ranker) : Ranker{});
 }
 
-std::pair<std::size_t, std::size_t> split_range(std::size_t n, double train_split, Split split) {
-  const auto train_end = static_cast<std::size_t>(std::floor(train_split * static_cast<double>(n)));
-  const std::size_t validation_end = train_end + (n - train_end) / 2;
-  switch (split) {
-    case Split::train: return {0, train_end};
-    case Split::validation: return {train_end, validation_end};
-    case Split::test: return {validation_end, n};
-    case Split::all: return {0, n};
-  }
-  return {0, 0};
-}
-
-std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len) {
-  const auto [first, last] = split_range(jobs, train_split, split);
-  if (last - first < len)
-    throw InputError(fmt::format("the {} split holds {} of the trace's {} jobs, fewer than --window-len {}", to_string(split),
-                                 last - first, jobs, len));
-  return first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len)));
-}
-
 const Observation& Env::reset(Rng& rng, Split split) {
-  return reset_at(draw_window(rng, jobs_.size(), options_.train_split, split, static_cast<std::size_t>(options_.window_len)));
+  return reset_at(sim::draw_window(rng, jobs_.size(), options_.train_split, split, static_cast<std::size_t>(options_.window_len)));
 }
 
 const Observation& Env::reset_at(std::size_t start) {

@@ -24,6 +24,7 @@
 #include "rl/agent_picker.h"
 #include "rl/observation.h"
 #include "sim/engine.h"
+#include "sim/window.h"
 
 namespace rltune::rl {
 
@@ -36,16 +37,8 @@ inline const char* to_string(Score value) { return kScoreNames.name(value); }
 // Over the jobs from index `first_scored` on (earlier ones are a warm-up).
 double score(const sim::Engine& finished, Score score, std::size_t first_scored = 0);
 
-enum class Split { train, validation, test, all };
-inline constexpr NameTable<Split, 4> kSplitNames{"split", {{{Split::train, "train"}, {Split::validation, "validation"}, {Split::test, "test"}, {Split::all, "all"}}}};
-inline Split parse_split(const std::string& name) { return kSplitNames.parse(name); }  // InputError for unknown names
-inline const char* to_string(Split value) { return kSplitNames.name(value); }
-// [first, last) job indices of `split` in a trace of `jobs` jobs: the first train_split of the jobs (by
-// index) train; the rest is halved into validation and test (B6: they never overlap training).
-std::pair<std::size_t, std::size_t> split_range(std::size_t jobs, double train_split, Split split);
-// The start of a window of `len` jobs drawn uniformly from `split` with `rng` (as training and
-// evaluation draw them); InputError when the split holds fewer than `len` jobs.
-std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len);
+// Episodes are windows of a split (sim/window.h).
+using sim::Split;
 
 struct EnvOptions {
   int window_len = 256;

@@ -186,6 +186,7 @@ std::vector<EpochRecord> read_progress(const fs::path& path, int epochs) {
 // Keys whose change does not change what a resumed run computes (the result does not depend on the
 // thread count).
 nlohmann::json comparable(nlohmann::json config) {
+  config.erase("arguments");  // the command line, which may differ in --epochs and --threads
   config["options"].erase("epochs");
   config["options"].erase("threads");
   return config;

@@ -182,12 +182,6 @@ void Engine::resume(Seconds now, std::span<const Running> running) {
 
 void WarmStart::decide(Engine& engine) { (engine.now() < from_ ? warmup_ : main_).decide(engine); }
 
-WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, std::size_t length, std::size_t warmup) {
-  RLTUNE_CHECK(start + length <= jobs.size(), "the window lies inside the trace");
-  const std::size_t warm = std::min(warmup, start);
-  return {jobs.subspan(start - warm, warm + length), warm};
-}
-
 void Engine::run(Scheduler& scheduler) {
   using Clock = std::chrono::steady_clock;
   scheduler.begin_run(*this);

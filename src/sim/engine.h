@@ -93,13 +93,6 @@ class WarmStart final : public Scheduler {
   Seconds from_;
 };
 
-// The window [start, start + length) of `jobs` preceded by up to `warmup` jobs (fewer at the trace's start).
-struct WarmWindow {
-  std::span<const trace::JobSpec> jobs;  // the warm-up jobs, then the window's
-  std::size_t warmup = 0;                // how many lead: the measured jobs start at this index
-};
-WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, std::size_t length, std::size_t warmup);
-
 struct EngineOptions {
   RuntimeKnowledge runtime = RuntimeKnowledge::oracle;
   int predict_last = 2;  // predicted: durations averaged per user key (Tsafrir et al. average the last 2)

@@ -1,0 +1,34 @@
+#pragma once
+// Which jobs of a trace a run sees: the train/validation/test split by job index, windows drawn from a
+// split, and warm windows (the jobs before a window, replayed first). Training, evaluate and experiments
+// all cut traces this one way.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "core/names.h"
+#include "core/rng.h"
+#include "trace/job_spec.h"
+
+namespace rltune::sim {
+
+enum class Split { train, validation, test, all };
+inline constexpr NameTable<Split, 4> kSplitNames{"split", {{{Split::train, "train"}, {Split::validation, "validation"}, {Split::test, "test"}, {Split::all, "all"}}}};
+inline Split parse_split(const std::string& name) { return kSplitNames.parse(name); }  // InputError for unknown names
+inline const char* to_string(Split value) { return kSplitNames.name(value); }
+// [first, last) job indices of `split` in a trace of `jobs` jobs: the first train_split of the jobs (by
+// index) train; the rest is halved into validation and test (B6: they never overlap training).
+std::pair<std::size_t, std::size_t> split_range(std::size_t jobs, double train_split, Split split);
+// The start of a window of `len` jobs drawn uniformly from `split` with `rng` (as training and
+// evaluation draw them); InputError when the split holds fewer than `len` jobs.
+std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len);
+
+// The window [start, start + length) of `jobs` preceded by up to `warmup` jobs (fewer at the trace's start).
+struct WarmWindow {
+  std::span<const trace::JobSpec> jobs;  // the warm-up jobs, then the window's
+  std::size_t warmup = 0;                // how many lead: the measured jobs start at this index
+};
+WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, std::size_t length, std::size_t warmup);
+
+}  // namespace rltune::sim
