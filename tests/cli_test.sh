@@ -51,6 +51,9 @@ expect 2 "seed" -- simulate --seed -1
 expect 2 "seed" -- generate --jobs 5 --seed -1 --out "$TMP/never.csv"
 expect 0 "tiny" -- simulate --cluster "$TMP/tiny.yaml" --trace "$TMP/ok.csv" --placement defrag
 expect 0 "offered load" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
+# Three jobs within 20 s that run up to 100 s: the load says little about contention, and it says so.
+expect 0 "arrive within 20 s, less than the p99 duration" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
+expect 0 "pool large +160 GPUs  load" -- generate --cluster philly --jobs 300 --out "$TMP/gen-philly.csv"
 expect 0 "multifactor" -- policies
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen.csv"
 expect 0 "50 jobs" -- simulate --trace "$TMP/gen.csv"

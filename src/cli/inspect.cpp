@@ -120,6 +120,42 @@ void print_estimate_accuracy(const StatsArgs& a, const cluster::ClusterSpec& clu
                            metrics::describe(metrics::estimate_accuracy({&run})));
 }
 
+// Offered load: GPU-seconds demanded over GPU-seconds available during the submit span, for the cluster
+// and per pool (a job that several pools accept is shared equally between them), with the jobs that
+// would be rejected. Warns when the jobs arrive faster than the long ones run: the load then says
+// little about contention (most of the work runs after the last arrival).
+void print_offered_load(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs) {
+  if (jobs.empty()) return;
+  const Seconds first = jobs.front().submit, last = jobs.back().submit;
+  std::vector<double> pool_work(cluster.pools.size(), 0);
+  std::vector<double> durations;
+  std::map<std::string, std::size_t> rejected;
+  std::vector<PoolId> eligible;
+  double total_work = 0;
+  for (const auto& j : jobs) {
+    durations.push_back(static_cast<double>(j.duration));
+    const std::string problem = cluster::admission_problem(cluster, j, eligible);
+    if (!problem.empty()) {
+      ++rejected[problem.substr(0, problem.find(':'))];
+      continue;
+    }
+    const double work = static_cast<double>(j.duration) * j.gpus;
+    total_work += work;
+    for (const PoolId p : eligible) pool_work[p] += work / static_cast<double>(eligible.size());
+  }
+  const double span = std::max<double>(1, static_cast<double>(last - first));
+  std::cout << fmt::format("\noffered load on cluster {} ({} GPUs): {:.2f}\n", cluster.name, cluster.total_gpus(),
+                           total_work / (span * cluster.total_gpus()));
+  for (std::size_t p = 0; p < cluster.pools.size(); ++p)
+    std::cout << fmt::format("  pool {:<10} {:>5} GPUs  load {:.2f}\n", cluster.pools[p].name,
+                             cluster.pools[p].total_gpus(), pool_work[p] / (span * cluster.pools[p].total_gpus()));
+  for (const auto& [reason, n] : rejected) std::cout << fmt::format("  would be rejected: {} x {}\n", n, reason);
+  if (const double p99 = metrics::quantile(durations, 0.99); span < p99)
+    spdlog::warn("the jobs arrive within {}, less than the p99 duration ({}): much of the work runs after the last "
+                 "arrival, so the offered load overstates how contended the cluster is",
+                 report::human_duration(span), report::human_duration(p99));
+}
+
 int run_trace_stats(const StatsArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const trace::Trace t = a.trace.load(cluster);
@@ -145,29 +181,7 @@ int run_trace_stats(const StatsArgs& a) {
     std::cout << fmt::format("p{:g}={} ", q * 100, report::human_duration(metrics::quantile(durations, q)));
   std::cout << fmt::format("\nrequested  {} of {} jobs give a requested time\n", with_request, jobs.size());
 
-  // Offered load: GPU-seconds demanded over GPU-seconds available during the submit span. A job that
-  // several pools accept is shared equally between them.
-  std::vector<double> pool_work(cluster.pools.size(), 0);
-  std::map<std::string, std::size_t> rejected;
-  std::vector<PoolId> eligible;
-  double total_work = 0;
-  for (const auto& j : jobs) {
-    const std::string problem = cluster::admission_problem(cluster, j, eligible);
-    if (!problem.empty()) {
-      ++rejected[problem.substr(0, problem.find(':'))];
-      continue;
-    }
-    const double work = static_cast<double>(j.duration) * j.gpus;
-    total_work += work;
-    for (const PoolId p : eligible) pool_work[p] += work / static_cast<double>(eligible.size());
-  }
-  const double span = std::max<double>(1, static_cast<double>(last - first));
-  std::cout << fmt::format("\noffered load on cluster {} ({} GPUs): {:.2f}\n", cluster.name, cluster.total_gpus(),
-                           total_work / (span * cluster.total_gpus()));
-  for (std::size_t p = 0; p < cluster.pools.size(); ++p)
-    std::cout << fmt::format("  pool {:<10} {:>5} GPUs  load {:.2f}\n", cluster.pools[p].name,
-                             cluster.pools[p].total_gpus(), pool_work[p] / (span * cluster.pools[p].total_gpus()));
-  for (const auto& [reason, n] : rejected) std::cout << fmt::format("  would be rejected: {} x {}\n", n, reason);
+  print_offered_load(cluster, jobs);
   print_estimate_accuracy(a, cluster, t);
   return 0;
 }
@@ -225,6 +239,7 @@ int run_generate(const GenerateArgs& a) {
   report::write_file(a.out, text.str());
   std::cout << fmt::format("wrote {} jobs like {} at offered load {} on {} ({} GPUs), seed {}, to {}\n", t.jobs.size(),
                            model.name, a.load, cluster.name, cluster.total_gpus(), a.seed, a.out);
+  print_offered_load(cluster, t.jobs);  // the target is the cluster's; its pools may differ
   return 0;
 }
 
