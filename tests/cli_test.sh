@@ -272,7 +272,7 @@ expect 0 "1650 runs \(0 reused from an earlier invocation, 0 failed\)" -- experi
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet
 # The realistic-regime comparison (its last workload reads ../shared/traces).
 if [ -d "$SHARED/philly" ]; then
-  expect 0 "2400 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+  expect 0 "2500 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
     --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic.yaml" --out "$TMP/realistic" --quiet
 fi
 
@@ -288,6 +288,12 @@ expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm
 MODELS="$(dirname "$0")/../models"
 expect 0 "rl:.*helios-fcfs-bsld-extended@milp .* 300 " -- simulate --cluster helios --seed 2 --blocking pool --sample-jobs 300 \
   --policy fcfs,rl:"$MODELS/helios-fcfs-bsld-extended",rl:"$MODELS/helios-fcfs-bsld-extended@milp"
+# The realistic-regime model runs in its own regime without a warning.
+realistic=$("$RLTUNE" simulate --cluster helios --like helios-users --sample-jobs 1500 --sample-load 0.95 --seed 3 \
+  --blocking pool --backfill --runtime predicted --window 1000:300 --warmup 1000 \
+  --policy sjf,rl-sampled:"$MODELS/helios-users-sjf-bsld-realistic" 2>&1)
+echo "$realistic" | grep -qE "rl-sampled:.*helios-users-sjf-bsld-realistic\+backfill +300 " || fail "the realistic model did not run: $realistic"
+echo "$realistic" | grep -q "carry over" && fail "the realistic model warned in its own regime: $realistic"
 
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit $((failures > 0))
