@@ -33,7 +33,7 @@ struct TrainArgs {
 // The arguments after `train`, as given (run_train stores them in config.json for --resume).
 std::vector<std::string> train_arguments;
 
-// Whether `args[i]` is option `name` ("--name" or "--name=VALUE"); `with_value` counts what it spans.
+// Whether `args[i]` is option `name` ("--name VALUE" or "--name=VALUE"); `span` = how many arguments it takes.
 bool is_option(const std::vector<std::string>& args, std::size_t i, const std::string& name, std::size_t& span) {
   if (args[i] == name) {
     span = 2;
