@@ -407,10 +407,10 @@ TEST(MilpPlacement, TimeLimitHitsAreCountedAndWarnedAbout) {
   };
   const metrics::Summary by_default = hits(MilpOptions{}.time_limit_ms);
   EXPECT_EQ(by_default.milp_solves, 200u);
-  EXPECT_EQ(metrics::time_limit_warning(by_default).empty(), by_default.milp_time_limit_hits == 0);
+  EXPECT_EQ(metrics::time_limit_warning(by_default.milp_time_limit_hits, by_default.milp_solves).empty(), by_default.milp_time_limit_hits == 0);
   const metrics::Summary rushed = hits(0.001);  // 1 us: every solve that needs the solver runs out
   EXPECT_GT(rushed.milp_time_limit_hits, 0u);
-  EXPECT_NE(metrics::time_limit_warning(rushed).find(fmt::format("{} of 200 MILP placements", rushed.milp_time_limit_hits)),
+  EXPECT_NE(metrics::time_limit_warning(rushed.milp_time_limit_hits, rushed.milp_solves).find(fmt::format("{} of 200 MILP placements", rushed.milp_time_limit_hits)),
             std::string::npos);
 }
 

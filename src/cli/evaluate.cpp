@@ -106,7 +106,7 @@ int run_evaluate(const EvaluateArgs& a) {
     std::vector<const metrics::RunMetrics*> ptrs;
     for (const auto& r : e.runs) ptrs.push_back(&r);
     rows.emplace_back(e.name, metrics::summarize(ptrs));
-    if (const std::string warning = metrics::time_limit_warning(rows.back().second); !warning.empty())
+    if (const std::string warning = metrics::time_limit_warning(rows.back().second.milp_time_limit_hits, rows.back().second.milp_solves); !warning.empty())
       spdlog::warn("{}: {}", e.name, warning);
     evaluation["aggregate"][e.name] = report::to_json(rows.back().second);
   }

@@ -113,7 +113,7 @@ int run_simulate(const SimulateArgs& a) {
     std::vector<const metrics::RunMetrics*> run_ptrs;
     for (const auto& r : runs) run_ptrs.push_back(&r);
     rows.emplace_back(profile_options.name(), metrics::summarize(run_ptrs));
-    if (const std::string warning = metrics::time_limit_warning(rows.back().second); !warning.empty())
+    if (const std::string warning = metrics::time_limit_warning(rows.back().second.milp_time_limit_hits, rows.back().second.milp_solves); !warning.empty())
       spdlog::warn("{}: {}", profile_options.name(), warning);
     const metrics::EstimateAccuracy accuracy = metrics::estimate_accuracy(run_ptrs);
     if (estimated) estimate_lines.push_back(fmt::format("  {}: {}", profile_options.name(), metrics::describe(accuracy)));

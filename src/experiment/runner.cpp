@@ -536,10 +536,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
           hits += r["metrics"]["milp_time_limit_hits"].get<std::size_t>();
           solves += r["metrics"]["milp_solves"].get<std::size_t>();
         }
-  metrics::Summary total;
-  total.milp_time_limit_hits = hits;
-  total.milp_solves = solves;
-  if (const std::string warning = metrics::time_limit_warning(total); !warning.empty()) spdlog::warn("{}", warning);
+  if (const std::string warning = metrics::time_limit_warning(hits, solves); !warning.empty()) spdlog::warn("{}", warning);
 
   const Writer writer{config, records};
   write_file((out / "runs.csv").string(), writer.runs_csv(false));

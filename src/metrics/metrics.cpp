@@ -122,12 +122,12 @@ EstimateAccuracy estimate_accuracy(const std::vector<const RunMetrics*>& runs) {
   return a;
 }
 
-std::string time_limit_warning(const Summary& s) {
-  if (s.milp_time_limit_hits == 0) return "";
+std::string time_limit_warning(std::size_t hits, std::size_t solves) {
+  if (hits == 0) return "";
   return fmt::format("{} of {} MILP placements hit the wall-clock limit (--milp-time-limit-ms, milp.time_limit_ms): they "
                      "depend on this machine's speed and load and may differ in another run; raise the limit to "
                      "let the node limit decide",
-                     s.milp_time_limit_hits, s.milp_solves);
+                     hits, solves);
 }
 
 std::string describe(const EstimateAccuracy& a) {

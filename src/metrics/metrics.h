@@ -112,9 +112,9 @@ struct EstimateAccuracy {
 EstimateAccuracy estimate_accuracy(const std::vector<const RunMetrics*>& runs);
 // "median |ln(est/true)| 0.41, 31.0% under-estimated, 72.5% within 2x (user+gpus+vc 80.1%, user 9.3%, ...)"
 std::string describe(const EstimateAccuracy& accuracy);
-// When the MILP's wall-clock limit decided some of `s`'s placements: a warning that they depend on the
-// machine's speed and load; "" when none did.
-std::string time_limit_warning(const Summary& s);
+// When the MILP's wall-clock limit decided `hits` of `solves` placements: a warning that they depend on
+// the machine's speed and load; "" when none did.
+std::string time_limit_warning(std::size_t hits, std::size_t solves);
 
 // Quantile q in [0,1] with linear interpolation between order statistics (numpy's default); 0 if empty.
 double quantile(std::vector<double> values, double q);

@@ -30,10 +30,7 @@ Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSp
     SimJob& job = jobs_[i];
     job.spec = &spec;
     job.estimate = spec.duration;
-    if (options_.runtime == RuntimeKnowledge::requested) {
-      if (spec.requested_time > 0) job.estimate = spec.requested_time;
-      else ++estimate_fallbacks_;
-    }
+    if (options_.runtime == RuntimeKnowledge::requested && spec.requested_time > 0) job.estimate = spec.requested_time;
     job.reason = cluster::admission_problem(cluster, spec, job.eligible);
   }
   if (options_.runtime == RuntimeKnowledge::predicted) {

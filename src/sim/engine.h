@@ -143,8 +143,6 @@ class Engine {
   const cluster::ClusterState& cluster() const { return cluster_; }
   const cluster::ClusterSpec& cluster_spec() const { return cluster_.spec(); }
   const EngineOptions& options() const { return options_; }
-  // Jobs whose requested runtime was unknown under RuntimeKnowledge::requested (estimate = true duration).
-  std::size_t estimate_fallbacks() const { return estimate_fallbacks_; }
 
   // Starts queued job `j` now with `placement`. Returns "" on success; otherwise the reason the decision
   // is invalid (not queued, pool not eligible, node lacks GPUs, wrong GPU count), and nothing changes.
@@ -171,7 +169,6 @@ class Engine {
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   JobIndex next_arrival_ = 0;
   std::size_t ended_ = 0;
-  std::size_t estimate_fallbacks_ = 0;
   std::optional<HistoryPredictor> predictor_;  // RuntimeKnowledge::predicted
   std::optional<EstimateDoubt> doubt_;         // any RuntimeKnowledge but oracle
   Seconds now_ = 0;
