@@ -154,6 +154,23 @@ expect 2 "unknown model 'magic'" -- simulate --placement milp --milp-model magic
 expect 2 "milp-alpha" -- simulate --placement milp --milp-alpha -1
 expect 2 "applies only to --placement milp" -- simulate --milp-gamma 1
 
+# A full disk: expect_full_disk KIB PATTERN DIR -- ARGS runs rltune ARGS where no file may grow past
+# KIB KiB (SIGXFSZ ignored, so writes fail with EFBIG, as on a full disk). The command must exit 2
+# naming the file, and leave no temporary file in DIR.
+expect_full_disk() {
+  local kib=$1 pattern=$2 dir=$3
+  shift 4
+  local out
+  out=$( (trap '' XFSZ; ulimit -f "$kib"; "$RLTUNE" "$@") 2>&1)
+  local got=$?
+  [ "$got" -eq 2 ] || fail "on a full disk, rltune $* exited $got, expected 2: $out"
+  echo "$out" | grep -qE -- "$pattern" || fail "on a full disk, rltune $* output lacks /$pattern/: $out"
+  [ -z "$(find "$dir" -name '*.tmp' 2>/dev/null)" ] || fail "on a full disk, rltune $* left $(find "$dir" -name '*.tmp')"
+}
+mkdir -p "$TMP/full"
+expect_full_disk 8 "full/gen.csv: cannot write" "$TMP/full" -- generate --jobs 2000 --out "$TMP/full/gen.csv"
+expect_full_disk 8 "full/sim/.*: cannot write" "$TMP/full" -- simulate --sample-jobs 2000 --out "$TMP/full/sim"
+
 # Learning: train (through rltune-train), resume, evaluate, simulate with the model, export.
 if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 4 \
@@ -161,6 +178,8 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   for f in model.pt best.pt policy.json best.json progress.csv config.json; do
     [ -s "$TMP/run/$f" ] || fail "train did not write $f"
   done
+  expect_full_disk 64 "full/run/.*\.pt: cannot write" "$TMP/full" -- train --cluster helios --sample-jobs 3000 --window-len 64 \
+    --epochs 1 --trajs 4 --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --out "$TMP/full/run"
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 2 ] || fail "progress.csv should have one epoch"
   grep -q '"pi_lr": 0.0003' "$TMP/run/config.json" || fail "config.json lacks the PPO settings"
   expect 2 "already holds a training run" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 \

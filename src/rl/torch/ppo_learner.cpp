@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <array>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "rl/torch/ppo.h"
 
@@ -166,16 +168,18 @@ void in_parallel(std::vector<Shard>& shards, int threads, const F& f) {
     if (failure) std::rethrow_exception(failure);
 }
 
-// Writes with `save(temporary path)`, then renames, so a killed run never leaves half a file.
+// Serialises into memory with `save(stream)`, then writes the bytes with write_file (a temporary file
+// renamed into place). Never to a path: LibTorch's file writer throws again from its destructor when
+// a write failed (a full disk), which aborts the process and leaves half a file.
 template <typename Save>
 void save_atomically(const std::string& path, const char* what, const Save& save) {
-  const std::string tmp = path + ".tmp";
+  std::ostringstream bytes;
   try {
-    save(tmp);
+    save(bytes);
   } catch (const c10::Error& e) {
-    throw InputError(fmt::format("{}: cannot write the {}: {}", path, what, e.what_without_backtrace()));
+    throw InputError(fmt::format("{}: cannot serialise the {}: {}", path, what, e.what_without_backtrace()));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(fmt::format("{}: cannot replace the {}", path, what));
+  write_file(path, bytes.str());
 }
 
 // Sums the shards' gradients in shard order and takes one optimiser step.
@@ -306,7 +310,7 @@ class PpoLearner final : public Learner {
     root.write("value_optimizer", vo);
     root.write("state", c10::IValue(state.dump()));
     root.write("shape", c10::IValue(shape()));
-    save_atomically(path, "checkpoint", [&](const std::string& tmp) { root.save_to(tmp); });
+    save_atomically(path, "checkpoint", [&](std::ostream& out) { root.save_to(out); });
   }
 
   nlohmann::json load(const std::string& path) override {
@@ -365,7 +369,7 @@ class PpoLearner final : public Learner {
              head + (net.skip ? "\n        h = torch.cat([h, self.skip.expand(h.size(0), 1)], 1)" : "") + R"(
         return h.masked_fill(actions.logical_not(), -1e9)
 )");
-    save_atomically(path, "TorchScript module", [&](const std::string& tmp) { m.save(tmp); });
+    save_atomically(path, "TorchScript module", [&](std::ostream& out) { m.save(out); });
   }
 
  private:
