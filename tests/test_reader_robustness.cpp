@@ -107,5 +107,60 @@ TEST(ReaderRobustness, MutatedInputsReadOrFailCleanly) {
   std::filesystem::remove_all(dir);
 }
 
+// A header (or first row) followed by megabytes of NUL bytes, or by one huge line: every line-based
+// reader stops within the line-length cap with an error that says why, instead of reading it all.
+TEST(ReaderRobustness, BinaryOrOverlongInputStopsAtTheCap) {
+  const auto dir = std::filesystem::temp_directory_path() / ("rltune-overlong-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "durations.csv") << "duration_s,num_gpus\n100,1\n3600,8\n";
+  for (const auto& f : fixtures()) {
+    if (std::string_view(f.format) == "philly") continue;  // one JSON document, not lines
+    std::ofstream(dir / "tasks.csv") << f.task_table;
+    // The fixture's lines up to its first data row (SWF starts with a comment).
+    std::size_t end = 0;
+    long lines = 0;
+    for (bool comment = true; comment; ++lines) {
+      comment = f.text[end] == ';';
+      end = f.text.find('\n', end) + 1;
+    }
+    const std::string start = f.text.substr(0, end);
+    const std::string where = "big.txt:" + std::to_string(lines + 1) + ": ";
+    for (const char* format : {f.format, "auto"}) {
+      ReadOptions options;
+      options.format = format;
+      options.duration_source = (dir / "durations.csv").string();
+      options.pai_task_table = (dir / "tasks.csv").string();
+      const auto error = [&](const std::string& text) -> std::pair<std::string, std::streamoff> {
+        std::istringstream in(text);
+        try {
+          read_trace(in, "big.txt", options);
+        } catch (const InputError& e) {
+          return {e.what(), static_cast<std::streamoff>(in.tellg())};
+        }
+        return {"", 0};
+      };
+      const auto [nul, nul_at] = error(start + std::string(4 << 20, '\0') + "\n");
+      EXPECT_NE(nul.find(where + "holds a NUL byte"), std::string::npos) << f.format << " as " << format << ": " << nul;
+      EXPECT_LT(nul_at, 2 << 20) << f.format << " as " << format << " read past the cap";
+      const std::string huge(3 << 20, 'x');
+      const auto [overlong, overlong_at] = error(start + huge + "\n" + f.text);
+      EXPECT_NE(overlong.find(where + "the line is longer than 1048576 bytes"), std::string::npos)
+          << f.format << " as " << format << ": " << overlong;
+      EXPECT_LT(overlong_at, 2 << 20) << f.format << " as " << format << " read past the cap";
+      options.max_line_bytes = 4 << 20;  // a raised cap reads the line (and rejects its content, if at all)
+      EXPECT_EQ(error(start + huge + "\n" + f.text).first.find("longer than"), std::string::npos) << f.format;
+    }
+  }
+  std::filesystem::remove_all(dir);
+  // Auto-detection refuses binary data in the first line, whatever follows.
+  std::istringstream nul(std::string("\xFF\xFE") + std::string("j\0o\0b\0", 6) + "\n");
+  try {
+    read_trace(nul, "utf16.csv", ReadOptions{});
+    ADD_FAILURE() << "read NUL bytes as a trace";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("utf16.csv: holds NUL bytes"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace rltune::trace

@@ -43,6 +43,10 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
   app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)");
   app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)");
   app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping");
+  app.add_option("--max-line-bytes", read.max_line_bytes,
+                 "Longest line a text trace may have; a longer one stops the read (binary or wrong file)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 32));
 }
 
 void TraceArgs::describe(report::Json& config, const cluster::ClusterSpec& cluster, const trace::Trace& trace) const {

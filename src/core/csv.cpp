@@ -2,7 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
+
+#include "core/error.h"
 
 namespace rltune::csv {
 
@@ -92,6 +95,28 @@ std::string format_number(double value) {
   while (!s.empty() && s.back() == '0') s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();
   return s;
+}
+
+LineReader::LineReader(std::istream& in, std::string file, std::size_t max_bytes)
+    : in_(in), file_(std::move(file)), size_(max_bytes + 2), buffer_(std::make_unique_for_overwrite<char[]>(size_)) {}
+
+bool LineReader::next(std::string_view& line) {
+  // istream::getline stops after size - 1 characters without a '\n' (failbit, not at the end): too long.
+  in_.getline(buffer_.get(), static_cast<std::streamsize>(size_));
+  const auto read = static_cast<std::size_t>(in_.gcount());
+  if (read == 0 && in_.eof()) return false;
+  ++number_;
+  const bool too_long = in_.fail() && !in_.eof();
+  const std::size_t length = too_long ? read : in_.eof() ? read : read - 1;  // without the '\n' getline took
+  if (std::memchr(buffer_.get(), '\0', length) != nullptr)
+    throw InputError::at(file_, number_, "", "", "holds a NUL byte: binary data or UTF-16 text, not a UTF-8 trace");
+  if (too_long)
+    throw InputError::at(file_, number_, "", "",
+                         fmt::format("the line is longer than {} bytes: is this a trace file? (raise the limit with "
+                                     "--max-line-bytes, or max_line_bytes in an experiment's trace)",
+                                     size_ - 2));
+  line = std::string_view(buffer_.get(), length);
+  return true;
 }
 
 }  // namespace rltune::csv

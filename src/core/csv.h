@@ -1,6 +1,8 @@
 #pragma once
 // Minimal CSV support: split one line (RFC 4180 quoting), parse numbers strictly, write quoted fields.
 #include <cstdint>
+#include <istream>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -23,6 +25,25 @@ std::optional<std::int64_t> parse_int_rounding(std::string_view s);
 // Why `s` failed to parse as a number: "is out of range" when it is one (1e300 as an integer, 1e999),
 // else "is not a number".
 const char* not_a_number_reason(std::string_view s);
+
+// Reads a text file line by line, like std::getline, but never holds more than `max_bytes` of a line:
+// a longer line, or one with a NUL byte (binary input), throws InputError naming the file and line at
+// once, instead of reading gigabytes into memory first.
+class LineReader {
+ public:
+  LineReader(std::istream& in, std::string file, std::size_t max_bytes);
+  // The next line without its '\n' (valid until the next call); false at the end of the input.
+  bool next(std::string_view& line);
+  // The number of the line last returned (1-based).
+  long number() const { return number_; }
+
+ private:
+  std::istream& in_;
+  std::string file_;
+  std::size_t size_;  // max_bytes + 2: the line, a '\r' of CRLF, and getline's terminating NUL
+  std::unique_ptr<char[]> buffer_;  // not zeroed: a large limit costs no memory until lines use it
+  long number_ = 0;
+};
 
 // Writes a field, quoting it when it contains the separator, a quote or a newline.
 void write_field(std::ostream& out, std::string_view field);

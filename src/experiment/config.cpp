@@ -176,7 +176,7 @@ struct Parser {
   TraceSource trace_source(const YAML::Node& node, const std::string& key, std::uint64_t seed,
                            const std::string& cluster_label) const {
     check.only_keys(node, key, {"name", "generate", "files", "format", "vc_column", "gpu_type_column", "duration_source",
-                                "gpus_per_proc", "pai_task_table", "skip_invalid"});
+                                "gpus_per_proc", "pai_task_table", "skip_invalid", "max_line_bytes"});
     TraceSource t;
     t.seed = seed;
     t.read.seed = seed;
@@ -195,7 +195,7 @@ struct Parser {
       if (g["seed"]) t.seed = static_cast<std::uint64_t>(check.integer(g["seed"], gk + ".seed", 0, INT64_MAX));
       t.label = "generated-" + (t.like.empty() ? cluster_label : fs::path(t.like).stem().string());
       for (const char* k : {"format", "vc_column", "gpu_type_column", "duration_source", "gpus_per_proc", "pai_task_table",
-                            "skip_invalid"})
+                            "skip_invalid", "max_line_bytes"})
         if (node[k]) check.fail(node[k], key + "." + k, "applies to trace files, not to a generated workload");
     } else if (node["files"]) {
       const YAML::Node& f = node["files"];
@@ -216,6 +216,8 @@ struct Parser {
         if (r.format == "auto") r.format = "pai";
       }
       if (node["skip_invalid"]) r.skip_invalid = boolean(node["skip_invalid"], key + ".skip_invalid");
+      if (node["max_line_bytes"])
+        r.max_line_bytes = static_cast<std::size_t>(check.integer(node["max_line_bytes"], key + ".max_line_bytes", 64, 1LL << 32));
       bool known = r.format == "auto";
       for (const auto& reader : trace::readers()) known = known || reader.name == r.format;
       if (!known) check.fail(node["format"], key + ".format", "unknown trace format '" + r.format + "'");

@@ -8,12 +8,12 @@
 
 namespace rltune::trace {
 
-CsvRows::CsvRows(std::istream& in, RowSink& sink, char separator) : in_(in), sink_(sink), separator_(separator) {}
+CsvRows::CsvRows(std::istream& in, RowSink& sink, char separator)
+    : lines_(in, sink.file(), sink.options().max_line_bytes), sink_(sink), separator_(separator) {}
 
 void CsvRows::read_header(std::initializer_list<std::string_view> required) {
-  while (std::getline(in_, line_text_)) {
-    ++line_;
-    if (line_ == 1 && line_text_.rfind("\xEF\xBB\xBF", 0) == 0) line_text_.erase(0, 3);
+  while (lines_.next(line_text_)) {
+    if (line() == 1 && line_text_.starts_with("\xEF\xBB\xBF")) line_text_.remove_prefix(3);
     const auto trimmed = csv::trim(line_text_);
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == '#') continue;
     split();
@@ -21,12 +21,12 @@ void CsvRows::read_header(std::initializer_list<std::string_view> required) {
     for (const auto& f : fields_) {
       const std::string name(csv::trim(f));
       if (!name.empty() && column(name) >= 0)
-        throw InputError::at(sink_.file(), line_, name, "", "appears twice in the header row");
+        throw InputError::at(sink_.file(), line(), name, "", "appears twice in the header row");
       names_.push_back(name);
     }
     for (const auto name : required)
       if (column(name) < 0)
-        throw InputError::at(sink_.file(), line_, std::string(name), "", "is missing from the header row");
+        throw InputError::at(sink_.file(), line(), std::string(name), "", "is missing from the header row");
     return;
   }
   throw InputError::at(sink_.file(), 0, "", "", "is empty (no header row)");
@@ -39,8 +39,7 @@ int CsvRows::column(std::string_view name) const {
 }
 
 bool CsvRows::next(char comment) {
-  while (std::getline(in_, line_text_)) {
-    ++line_;
+  while (lines_.next(line_text_)) {
     const auto trimmed = csv::trim(line_text_);
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == comment) continue;
     split();
@@ -71,13 +70,13 @@ void CsvRows::split() {
   }
   fields_.clear();
   std::size_t i = 0;
-  const std::string& t = line_text_;
+  const std::string_view t = line_text_;
   while (true) {
     while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r')) ++i;
     if (i == t.size()) return;
     const std::size_t start = i;
     while (i < t.size() && t[i] != ' ' && t[i] != '\t' && t[i] != '\r') ++i;
-    fields_.emplace_back(t, start, i - start);
+    fields_.emplace_back(t.substr(start, i - start));
   }
 }
 
@@ -94,13 +93,13 @@ std::string CsvRows::name(int column) const {
 void CsvRows::fail(int column, std::string_view value, const std::string& message) {
   if (!ok_) return;
   ok_ = false;
-  sink_.bad_row(line_, name(column), std::string(value), message);
+  sink_.bad_row(line(), name(column), std::string(value), message);
 }
 
 void CsvRows::fail_row(const std::string& message) {
   if (!ok_) return;
   ok_ = false;
-  sink_.bad_row(line_, "", "", message);
+  sink_.bad_row(line(), "", "", message);
 }
 
 template <typename T, typename Parse>

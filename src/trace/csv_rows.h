@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/csv.h"
 #include "trace/reader.h"
 
 namespace rltune::trace {
@@ -31,7 +32,7 @@ class CsvRows {
 
   // Advances to the next data row, skipping blank lines and lines starting with `comment`; false at the end.
   bool next(char comment = '#');
-  long line() const { return line_; }
+  long line() const { return lines_.number(); }
   std::size_t size() const { return fields_.size(); }
   bool ok() const { return ok_; }
 
@@ -55,13 +56,12 @@ class CsvRows {
   template <typename T, typename Parse>
   std::optional<T> parsed(int column, std::optional<T> if_empty, Parse parse, const char* (*why)(std::string_view));
 
-  std::istream& in_;
+  csv::LineReader lines_;
   RowSink& sink_;
   char separator_;
-  std::string line_text_;
+  std::string_view line_text_;
   std::vector<std::string> fields_;
   std::vector<std::string> names_;
-  long line_ = 0;
   bool ok_ = true;
   bool quote_open_ = false;  // the last line split left a quote open
 };

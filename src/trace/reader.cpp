@@ -145,19 +145,24 @@ const ReaderInfo& reader(const std::string& name) {
   throw InputError(fmt::format("unknown trace format '{}' (known: auto, {})", name, known_reader_names()));
 }
 
-// The first line that is not blank or a comment, kept up to 64 KiB (enough to tell any format): a
-// single-line JSON file of 45 MB is scanned once here but never copied or split by the detectors.
-static std::string first_data_line(std::istream& in) {
+// The first line that is not blank or a comment, up to 64 KiB of it (enough to tell any format): a
+// single-line JSON file of 45 MB is neither read whole nor copied here. NUL bytes in it mean binary
+// input, whatever the format.
+static std::string first_data_line(std::istream& in, const std::string& name) {
   constexpr std::size_t kMaxDetect = 64 * 1024;
   std::string line;
   const auto start = in.tellg();
+  const auto is_data = [](std::string_view t) { return !t.empty() && t != "\r" && t.front() != ';' && t.front() != '#'; };
   while (in) {
     line.clear();
     char c;
-    while (in.get(c) && c != '\n')
+    while (in.get(c) && c != '\n') {
       if (line.size() < kMaxDetect) line += c;
-    const auto t = csv::trim(line);
-    if (!t.empty() && t != "\r" && t.front() != ';' && t.front() != '#') break;
+      else if (is_data(csv::trim(line))) break;  // a long data line: its start is enough
+    }
+    if (line.find('\0') != std::string::npos)
+      throw InputError(fmt::format("{}: holds NUL bytes: binary data or UTF-16 text, not a UTF-8 trace", name));
+    if (is_data(csv::trim(line))) break;
     line.clear();
   }
   in.clear();
@@ -178,7 +183,7 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
   trace.source = name;
   const ReaderInfo* chosen = nullptr;
   if (options.format == "auto") {
-    const std::string first = first_data_line(in);
+    const std::string first = first_data_line(in, name);
     if (first.empty()) throw InputError(fmt::format("{}: the trace has no jobs", name));
     for (const auto& r : readers())
       if (r.detect(first)) {

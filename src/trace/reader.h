@@ -25,6 +25,8 @@ struct ReadOptions {
   double gpus_per_proc = 1;
   // pai format: the task table (the trace file itself is the job table).
   std::string pai_task_table;
+  // Line-based formats: a longer line stops the read (a binary file or a wrong file, not a trace).
+  std::size_t max_line_bytes = 1 << 20;
 };
 
 // Collects rows from one reader: validates each job, applies --skip-invalid, and rejects duplicates.
@@ -40,6 +42,7 @@ class RowSink {
   // keeps it (unique ids are checked by finish()).
   void add(JobSpec job);
   const std::string& file() const { return file_; }
+  const ReadOptions& options() const { return options_; }
   // After the reader: rejects duplicate job ids (each later occurrence is a bad row).
   void finish();
   // Records the absolute time that submit 0 stands for (see Trace::time_origin).

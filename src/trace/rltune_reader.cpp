@@ -30,11 +30,11 @@ bool detect_rltune(const std::string& first_line) {
 }
 
 void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
-  std::string line;
+  csv::LineReader lines(in, sink.file(), options.max_line_bytes);
+  std::string_view line;
   std::vector<std::string> fields;
-  long line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
+  while (lines.next(line)) {
+    const long line_no = lines.number();
     const auto trimmed = csv::trim(line);
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == ';') continue;
     csv::split(line, ',', fields);
@@ -46,7 +46,8 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
     const auto integer = [&](int c, const char* name) -> long long {
       const auto v = csv::parse_int_rounding(fields[c]);
       if (!v) {
-        sink.bad_row(line_no, fmt::format("column {} ({})", c, name), std::string(csv::trim(fields[c])), "is not a number");
+        sink.bad_row(line_no, fmt::format("column {} ({})", c, name), std::string(csv::trim(fields[c])),
+                     csv::not_a_number_reason(csv::trim(fields[c])));
         ok = false;
         return -1;
       }
