@@ -1,9 +1,11 @@
-// Randomized robustness test of every trace reader (the in-CI counterpart of fuzz/fuzz_readers.cpp):
-// valid fixtures are mutated (byte flips, inserted tokens, deleted spans, truncation) with a fixed seed,
-// and each reader must either read the result or throw InputError, never crash or throw anything else;
-// what it reads keeps the trace invariants. Runs under ASan/UBSan in `make test`.
+// Randomized robustness test of every trace reader and config parser (the in-CI counterpart of
+// fuzz/fuzz_inputs.cpp): valid inputs are mutated (byte flips, inserted tokens, deleted spans,
+// truncation) with a fixed seed, and each must be read or refused with InputError, never crash or throw
+// anything else; what a reader reads keeps the trace invariants. The fuzz seeds and crash reproducers
+// are replayed too. Runs under ASan/UBSan in `make test`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "fuzz_input.h"
 #include "trace/reader.h"
 
 namespace rltune::trace {
@@ -159,6 +162,55 @@ TEST(ReaderRobustness, BinaryOrOverlongInputStopsAtTheCap) {
     ADD_FAILURE() << "read NUL bytes as a trace";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("utf16.csv: holds NUL bytes"), std::string::npos) << e.what();
+  }
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Every seed names its kind and is read by it (a seed fed to the wrong reader is refused: this failed
+// when sacct was inserted into the readers and byte-numbered seeds shifted); every crash reproducer
+// found by the fuzzer is read or refused, never a bug.
+TEST(FuzzInputs, SeedsAreReadAndCrashReproducersRefused) {
+  const std::filesystem::path dir = RLTUNE_FUZZ_DIR;
+  std::vector<std::string> kinds;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "seeds")) {
+    const std::string data = slurp(entry.path());
+    const auto verdict = fuzz::check_input(data);
+    EXPECT_EQ(verdict.outcome, fuzz::Outcome::read) << entry.path() << ": " << verdict.detail;
+    kinds.push_back(data.substr(0, data.find('\n')));
+  }
+  for (const auto& r : readers())
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), r.name), kinds.end()) << "no fuzz seed for the " << r.name << " reader";
+  for (const char* kind : {"cluster", "workload", "experiment", "policy"})
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), kind), kinds.end()) << "no fuzz seed for " << kind;
+  if (std::filesystem::is_directory(dir / "crashes"))
+    for (const auto& entry : std::filesystem::directory_iterator(dir / "crashes")) {
+      const auto verdict = fuzz::check_input(slurp(entry.path()));
+      EXPECT_NE(verdict.outcome, fuzz::Outcome::bug) << entry.path() << ": " << verdict.detail;
+    }
+  EXPECT_EQ(fuzz::check_input("nonsense\nx").outcome, fuzz::Outcome::unknown_kind);
+}
+
+TEST(FuzzInputs, MutatedConfigsAndPoliciesReadOrFailCleanly) {
+  Rng rng(2027);
+  const std::filesystem::path seeds = std::filesystem::path(RLTUNE_FUZZ_DIR) / "seeds";
+  for (const char* kind : {"cluster", "workload", "experiment", "policy"}) {
+    const std::string seed = slurp(seeds / kind);
+    const std::string head = seed.substr(0, seed.find('\n') + 1), body = seed.substr(head.size());
+    std::size_t read_ok = 0, refused = 0;
+    for (int round = 0; round < 400; ++round) {
+      const std::string input = head + mutate(body, rng);
+      const auto verdict = fuzz::check_input(input);
+      ASSERT_NE(verdict.outcome, fuzz::Outcome::bug) << kind << ": " << verdict.detail << "\ninput:\n" << input.substr(0, 3000);
+      ++(verdict.outcome == fuzz::Outcome::read ? read_ok : refused);
+    }
+    EXPECT_GT(refused, 0u) << kind << ": mutations should break some inputs";
+    EXPECT_GT(read_ok, 0u) << kind << ": some mutations should still read";
   }
 }
 

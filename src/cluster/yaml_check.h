@@ -51,6 +51,7 @@ struct YamlCheck {
     if (!map.IsMap()) fail(map, path, "must be a mapping");
     std::set<std::string> seen;  // yaml-cpp keeps both entries of a repeated key, and lookups see only the first
     for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) fail(kv.first, path, "has a key that is not a name");
       const auto key = kv.first.as<std::string>();
       if (!seen.insert(key).second) fail(kv.first, path.empty() ? key : path + "." + key, "appears twice");
       if (!allowed.count(key)) {

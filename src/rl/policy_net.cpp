@@ -156,35 +156,41 @@ nlohmann::json PolicyNet::to_json() const {
 }
 
 PolicyNet PolicyNet::from_json(const nlohmann::json& j) {
+  // Numbers are read as doubles and checked before any conversion: a file's 1e300 must be an error, not
+  // an undefined cast to int or float.
+  constexpr double kMaxWeight = 1e6;  // training never gets near it; beyond it the logits overflow
+  const auto finite_within = [](double v, double bound) { return std::fabs(v) <= bound; };
   try {
-    PolicyNet shape = shaped(parse_arch(j.at("arch").get<std::string>()), j.at("features").get<int>());
-    if (shape.features != kFeatures && shape.features != kExtendedFeatures && shape.features != kRankedFeatures &&
-        shape.features != kRealisticFeatures)
-      throw InputError(fmt::format("the policy has {} features per slot; rltune knows {}, {}, {} and {}", shape.features,
+    const double features = j.at("features").get<double>();
+    if (features != kFeatures && features != kExtendedFeatures && features != kRankedFeatures &&
+        features != kRealisticFeatures)
+      throw InputError(fmt::format("the policy has {} features per slot; rltune knows {}, {}, {} and {}", features,
                                    kFeatures, kExtendedFeatures, kRankedFeatures, kRealisticFeatures));
+    PolicyNet shape = shaped(parse_arch(j.at("arch").get<std::string>()), static_cast<int>(features));
     const auto& ls = j.at("layers");
     if (!ls.is_array() || ls.size() != shape.layers.size())
       throw InputError(fmt::format("the policy should have {} layers, it has {}", shape.layers.size(), ls.size()));
     for (std::size_t i = 0; i < ls.size(); ++i) {
       Dense& d = shape.layers[i];
-      if (ls[i].at("in").get<int>() != d.in || ls[i].at("out").get<int>() != d.out)
+      if (ls[i].at("in").get<double>() != d.in || ls[i].at("out").get<double>() != d.out)
         throw InputError(fmt::format("layer {} should be {}x{}", i, d.in, d.out));
-      d.weight = ls[i].at("weight").get<std::vector<float>>();
-      d.bias = ls[i].at("bias").get<std::vector<float>>();
-      if (d.weight.size() != static_cast<std::size_t>(d.in) * d.out || d.bias.size() != static_cast<std::size_t>(d.out))
+      const auto weight = ls[i].at("weight").get<std::vector<double>>();
+      const auto bias = ls[i].at("bias").get<std::vector<double>>();
+      if (weight.size() != static_cast<std::size_t>(d.in) * d.out || bias.size() != static_cast<std::size_t>(d.out))
         throw InputError(fmt::format("layer {} has the wrong number of weights", i));
-      // Training never gets near 1e6; beyond it the logits overflow, so such a file is not a trained policy.
-      constexpr float kMaxWeight = 1e6f;
-      for (const std::vector<float>* values : {&d.weight, &d.bias})
-        for (const float w : *values)
-          if (!(std::fabs(w) <= kMaxWeight))
+      for (const std::vector<double>* values : {&weight, &bias})
+        for (const double w : *values)
+          if (!finite_within(w, kMaxWeight))
             throw InputError(fmt::format("layer {} has a {} of {} (not finite or beyond +-1e6)", i,
-                                         values == &d.weight ? "weight" : "bias", w));
+                                         values == &weight ? "weight" : "bias", w));
+      d.weight.assign(weight.begin(), weight.end());
+      d.bias.assign(bias.begin(), bias.end());
     }
     if (j.contains("skip_logit")) {
+      const double skip_logit = j.at("skip_logit").get<double>();
+      if (!finite_within(skip_logit, kMaxWeight)) throw InputError("the skip logit is not finite or beyond +-1e6");
       shape.skip = true;
-      shape.skip_logit = j.at("skip_logit").get<float>();
-      if (!(std::fabs(shape.skip_logit) <= 1e6f)) throw InputError("the skip logit is not finite or beyond +-1e6");
+      shape.skip_logit = static_cast<float>(skip_logit);
     }
     return shape;
   } catch (const nlohmann::json::exception& e) {

@@ -73,12 +73,21 @@ PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) 
     PolicyFile f;
     f.baseline = j.at("baseline").get<std::string>();
     f.score = j.at("score").get<std::string>();
-    f.epoch = j.at("epoch").get<int>();
+    // Read as doubles and checked before any conversion, so that 1e300 is an error, not an undefined cast.
+    const double epoch = j.at("epoch").get<double>();
+    if (!(epoch >= 0 && epoch <= 1e9 && epoch == std::floor(epoch)))
+      throw InputError(fmt::format("epoch {} is not a whole number of epochs", epoch));
+    f.epoch = static_cast<int>(epoch);
     const auto& o = j.at("observation");
     f.observation.features = parse_feature_set(o.at("features").get<std::string>());
-    f.observation.wait_scale_s = o.at("wait_scale_s").get<double>();
-    f.observation.size_scale = o.at("size_scale").get<double>();
-    f.observation.runtime_scale_s = o.at("runtime_scale_s").get<double>();
+    const auto scale = [&](const char* key) {
+      const double v = o.at(key).get<double>();
+      if (!(v > 0 && v <= 1e12)) throw InputError(fmt::format("observation.{} {} is not between 0 and 1e12", key, v));
+      return v;
+    };
+    f.observation.wait_scale_s = scale("wait_scale_s");
+    f.observation.size_scale = scale("size_scale");
+    f.observation.runtime_scale_s = scale("runtime_scale_s");
     f.commit = j.value("commit", true);  // files from before the option committed
     f.net = PolicyNet::from_json(j.at("network"));
     if (f.net.features != feature_count(f.observation.features))
