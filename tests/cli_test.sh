@@ -33,6 +33,9 @@ printf 'name: tiny\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8}\n' > "$TMP
 
 # Success paths.
 expect 0 "fcfs .* 2000 " -- simulate --policy fcfs,sjf,f1
+# One sign convention, as in evaluate and experiment: SJF waits less than FCFS, a positive improvement.
+expect 0 "^  sjf +avg wait \+[0-9]+%, avg JCT \+" -- simulate --policy fcfs,sjf
+expect 0 "improvement over fcfs \(positive = better\)" -- simulate --policy fcfs,sjf
 expect 0 "sjf\+backfill" -- simulate --trace "$TMP/ok.csv" --policy sjf --backfill --blocking pool --out "$TMP/out1"
 [ -f "$TMP/out1/jobs.csv" ] && [ -f "$TMP/out1/summary.json" ] && [ -f "$TMP/out1/config.json" ] || fail "simulate --out files missing"
 head -1 "$TMP/out1/jobs.csv" | grep -qx "window,job_id,pool,num_gpus,submit_time,start_time,end_time,wait_s,jct_s,bsld,placement,status,reason" \

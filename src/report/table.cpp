@@ -67,16 +67,18 @@ void print_comparison(std::ostream& out, const std::vector<std::pair<std::string
     for (std::size_t c = 0; c < columns.size(); ++c) out << fmt::format("  {:>{}}", cells[r][c], width[c + 1]);
     out << '\n';
   }
-  // Relative change against the first row, for a one-glance reading.
-  const auto change = [](double v, double base) { return base == 0 ? std::string("n/a") : fmt::format("{:+.0f}%", 100 * (v - base) / base); };
-  for (std::size_t r = 1; r < rows.size(); ++r) {
-    const auto& s = rows[r].second;
-    const auto& b = rows[0].second;
-    if (r == 1) out << '\n';
-    out << fmt::format("{} vs {}: avg wait {}, avg JCT {}, avg slowdown {}, GPU util {}\n", rows[r].first, rows[0].first,
-                       change(s.avg_wait_s, b.avg_wait_s), change(s.avg_jct_s, b.avg_jct_s), change(s.avg_bsld, b.avg_bsld),
-                       change(s.gpu_utilization, b.gpu_utilization));
-  }
+  // Improvement over the first row, for a one-glance reading: the sign convention of evaluate and
+  // experiment (positive = better).
+  const auto improvement = [&](std::size_t r, const char* key) {
+    const auto& metric = metrics::summary_metric(key);
+    const double base = metric.of(rows[0].second);
+    return base == 0 ? std::string("n/a") : fmt::format("{:+.0f}%", metrics::improvement_pct(metric, base, metric.of(rows[r].second)));
+  };
+  if (rows.size() > 1) out << fmt::format("\nimprovement over {} (positive = better):\n", rows[0].first);
+  for (std::size_t r = 1; r < rows.size(); ++r)
+    out << fmt::format("  {:<{}}  avg wait {}, avg JCT {}, avg slowdown {}, GPU util {}\n", rows[r].first, width[0],
+                       improvement(r, "avg_wait_s"), improvement(r, "avg_jct_s"), improvement(r, "avg_bsld"),
+                       improvement(r, "gpu_utilization"));
   out << "\nwait = start - submit; JCT = end - submit; slowdown = max(1, JCT / max(runtime, 10 s));\n"
          "GPU util = GPU-seconds used / GPU-seconds available from first submit to last end;\n"
          "fragmented = time-weighted share of nodes that are partly used; * = best in column.\n";
