@@ -457,13 +457,21 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out_dir, ec.message()));
   write_file((out / "config.json").string(), config_text);
 
+  // Runs in rounds of one window of every workload, so that the progress bar's ETA, taken from the
+  // runs done so far, sees every workload's cost from the first round (workload after workload, a
+  // cheap first workload made it several times too low). Records are kept by task: the order of
+  // running changes no output.
   std::vector<Task> tasks;
   std::vector<std::vector<std::vector<Json>>> records(config.workloads.size());
+  std::size_t rounds = 0;
   for (std::size_t w = 0; w < config.workloads.size(); ++w) {
     records[w].assign(loaded[w].starts.size(), std::vector<Json>(config.workloads[w].policies.size()));
-    for (std::size_t k = 0; k < loaded[w].starts.size(); ++k)
-      for (std::size_t p = 0; p < config.workloads[w].policies.size(); ++p) tasks.push_back({w, k, p});
+    rounds = std::max(rounds, loaded[w].starts.size());
   }
+  for (std::size_t k = 0; k < rounds; ++k)
+    for (std::size_t w = 0; w < config.workloads.size(); ++w)
+      if (k < loaded[w].starts.size())
+        for (std::size_t p = 0; p < config.workloads[w].policies.size(); ++p) tasks.push_back({w, k, p});
 
   Outcome outcome;
   outcome.runs = tasks.size();
