@@ -10,18 +10,29 @@
 namespace rltune::policy {
 
 Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
-  const auto estimated_end = [&](JobIndex r) { return view.expected_end(r); };
-  std::vector<JobIndex> ending;
-  for (const JobIndex r : view.running())
-    if (view.job(r).placement().pool == pool) ending.push_back(r);
-  std::stable_sort(ending.begin(), ending.end(),
-                   [&](JobIndex a, JobIndex b) { return estimated_end(a) < estimated_end(b); });
+  // The pool's running jobs are released in order of estimated end (ties: start order) until the job
+  // fits. Usually a few releases suffice, so the order is drawn from a heap, not sorted whole: the
+  // same order as a stable sort, in O(n + k log n) instead of O(n log n).
+  struct Ending {
+    Seconds end;
+    std::size_t position;  // in start order
+    JobIndex job;
+  };
+  const auto later = [](const Ending& a, const Ending& b) { return a.end != b.end ? a.end > b.end : a.position > b.position; };
+  std::vector<Ending> ending;
+  const auto running = view.running();
+  for (std::size_t i = 0; i < running.size(); ++i)
+    if (view.job(running[i]).placement().pool == pool) ending.push_back({view.expected_end(running[i]), i, running[i]});
+  std::make_heap(ending.begin(), ending.end(), later);
   cluster::ClusterState future = view.cluster();
   const cluster::Request request = view.job(job).request();
   const PoolId only[] = {pool};
-  for (const JobIndex r : ending) {
-    future.release(view.job(r).placement());
-    if (placement.feasibility(future, request, only) == PlaceStatus::placed) return estimated_end(r);
+  while (!ending.empty()) {
+    std::pop_heap(ending.begin(), ending.end(), later);
+    const Ending next = ending.back();
+    ending.pop_back();
+    future.release(view.job(next.job).placement());
+    if (placement.feasibility(future, request, only) == PlaceStatus::placed) return next.end;
   }
   return kForever;
 }
