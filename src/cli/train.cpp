@@ -137,7 +137,7 @@ Command add_train(CLI::App& app) {
   args->trace.sample_jobs = 20000;  // training windows need a long trace; evaluate uses the same default
   // Every core by default: the model does not depend on the thread count.
   args->options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CLI::App* sub = app.add_subcommand("train", "Train a PPO policy that picks the next job (SPEC section 6)");
+  CLI::App* sub = app.add_subcommand("train", "Train a PPO policy that picks the next job (docs/published-rltune.md)");
   sub->add_option("--cluster", args->cluster, "Cluster preset (" + cluster::preset_names() + ") or YAML file")
       ->capture_default_str();
   args->trace.add_options(*sub);
@@ -151,7 +151,7 @@ Command add_train(CLI::App& app) {
   sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kScoreNames.names()));
-  sub->add_option("--features", args->features, "paper (the 7 of SPEC 6.1), extended (+ runtime estimate, age rank, pool load), ranked (extended + the job's place in "
+  sub->add_option("--features", args->features, "paper (the published RLTune's 7, docs/published-rltune.md), extended (+ runtime estimate, age rank, pool load), ranked (extended + the job's place in "
                   "the --baseline order) or realistic (ranked + how far the user's estimates have been off, and where the estimate came from)")
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kFeatureSetNames.names()));
@@ -159,7 +159,7 @@ Command add_train(CLI::App& app) {
   sub->add_flag("--reconsider", args->reconsider,
                 "A pick that cannot start yet blocks only until the next event, then the policy picks again (as heuristics "
                 "do); default: it is a commitment, as in the reference");
-  sub->add_flag("--skip", o.env.skip, "Let the policy also wait: start nothing until the next event or 600 s later (SPEC 3.5)");
+  sub->add_flag("--skip", o.env.skip, "Let the policy also wait: start nothing until the next event or 600 s later (docs/published-rltune.md, B8)");
   sub->add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
   sub->add_option("--imitate", o.imitation_epochs,
                   "Epochs of behaviour cloning of the --baseline's picks before PPO, so that it starts from the baseline's schedule")

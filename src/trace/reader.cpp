@@ -118,8 +118,8 @@ void RowSink::finish() {
 
 const std::vector<ReaderInfo>& readers() {
   static const std::vector<ReaderInfo> all = {
-      {"canonical", "rltune's canonical CSV with a header row (DESIGN.md section 3)", read_canonical, detect_canonical},
-      {"rltune", "the RLTune reference 19/20-column CSV without header (SPEC section 1)", read_rltune, detect_rltune},
+      {"canonical", "rltune's canonical CSV with a header row (see the README, Traces)", read_canonical, detect_canonical},
+      {"rltune", "the RLTune reference 19/20-column CSV without header (docs/published-rltune.md)", read_rltune, detect_rltune},
       {"helios", "SenseTime Helios cluster_log.csv", read_helios, detect_helios},
       {"sacct", "Slurm accounting: sacct --parsable2 --allocations (see the README for the fields)", read_sacct,
        detect_sacct},
