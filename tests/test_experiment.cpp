@@ -421,8 +421,8 @@ TEST(ExperimentReport, WritesValidFiguresAndPages) {
   TempDir out;
   experiment::run_experiment(c, out.path, {.jobs = 2, .progress = false});
   const auto r = report::make_report(out.path);
-  // Per workload: boxes, improvement over each of 2 baselines, CDF, timeline.
-  ASSERT_EQ(r.figures.size(), 2u * 5);
+  // Per workload: boxes, improvement over each of 2 baselines, CDF, utilisation and queue timelines.
+  ASSERT_EQ(r.figures.size(), 2u * 6);
   const fs::path figures = fs::path(out.path) / "figures";
   for (const auto& name : r.figures) {
     const std::string png = read(figures / (name + ".png"));
@@ -457,6 +457,35 @@ TEST(ExperimentReport, WritesValidFiguresAndPages) {
   EXPECT_NE(md.find("| f1-bf |"), std::string::npos);
   EXPECT_NE(md.find("](figures/boxes-helios-generated-helios.png)"), std::string::npos);
   EXPECT_NE(md.find("Improvement over sjf"), std::string::npos);
+  // Legends outside the data: below the CDFs; timelines are small multiples, one panel per policy.
+  const std::string gp = read(figures / "figures.gp");
+  EXPECT_NE(gp.find("set key below"), std::string::npos);
+  EXPECT_EQ(gp.find("set key top left"), std::string::npos);
+  EXPECT_NE(gp.find("set multiplot layout 1,3 title \"helios / generated-helios, window"), std::string::npos) << gp.substr(0, 400);
+}
+
+// Sixteen policies (an experiment of six heuristics, twice, and models) keep sixteen distinct styles;
+// the thirty linetypes of figures.gp are distinct too.
+TEST(ExperimentReport, SeriesStylesStayDistinctForManyPolicies) {
+  std::set<std::string> styles;
+  for (std::size_t i = 0; i < 30; ++i) styles.insert(report::series_style(i));
+  EXPECT_EQ(styles.size(), 30u);
+  EXPECT_NE(report::series_style(0), report::series_style(10)) << "fcfs and the eleventh policy shared a colour";
+  EXPECT_EQ(report::series_style(0), "lc rgb '#4e79a7' dt 1");
+  EXPECT_EQ(report::series_style(10), "lc rgb '#4e79a7' dt 2");
+}
+
+// One extreme interval (-940% on a real trace) is cut at the bound, and says so; others are untouched.
+TEST(ExperimentReport, ExtremeImprovementsAreCutAndMarked) {
+  const auto extreme = report::clip_interval(-120, -940, 12, 100);
+  EXPECT_TRUE(extreme.clipped);
+  EXPECT_EQ(extreme.pct, -100);
+  EXPECT_EQ(extreme.low, -100);
+  EXPECT_EQ(extreme.high, 12);
+  const auto usual = report::clip_interval(35, 20, 48, 100);
+  EXPECT_FALSE(usual.clipped);
+  EXPECT_EQ(usual.low, 20);
+  EXPECT_TRUE(report::clip_interval(50, 10, 180, 100).clipped);
 }
 
 TEST(ExperimentReport, RefusesAFolderThatIsNotAnExperiment) {

@@ -265,9 +265,13 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-// The same colour for a policy in every figure of a workload (Tableau 10).
+// The same colour for a policy in every figure of a workload (Tableau 10); after ten policies the
+// colours repeat with dashes (dash types 1, 2, 3: solid, dashed, dotted).
 constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+constexpr std::size_t kDashes = 3;
+// Improvements beyond +-this are cut at the axis and labelled with their value.
+constexpr double kImprovementBound = 100;
 
 struct Figure {
   std::string name;        // base name under figures/
@@ -363,10 +367,11 @@ void cdf_figure(Script& s, const WorkloadInfo& w, const CsvTable& cdf) {
   const std::size_t cc = cdf.column("cluster"), tc = cdf.column("trace"), pc = cdf.column("policy"),
                     mc = cdf.column("metric"), qc = cdf.column("quantile"), vc = cdf.column("value");
   Figure f{"cdf-" + w.slug(), "Distribution of job JCT and queueing delay over every window (log scale; zero waits sit below the axis)",
-           1100, 440, ""};
+           1100, 440 + 22 * static_cast<int>((w.policies.size() + 2) / 3), ""};
   f.body = fmt::format("set multiplot layout 1,2 title {}\n", quoted(w.cluster + " / " + w.trace));
   for (const auto& [metric, label] : {std::pair{"jct_s", "JCT (s)"}, std::pair{"wait_s", "queueing delay (s)"}}) {
-    f.body += "reset\nset termoption noenhanced\nset grid\nset key top left\nset logscale x\nset yrange [0:1]\n";
+    // The legend goes below the plot, never on the curves.
+    f.body += "reset\nset termoption noenhanced\nset grid\nset key below maxcols 3\nset logscale x\nset yrange [0:1]\n";
     f.body += fmt::format("set xlabel {}\nset ylabel \"fraction of jobs\"\n", quoted(label));
     std::vector<std::string> plots;
     for (std::size_t p = 0; p < w.policies.size(); ++p) {
@@ -375,8 +380,8 @@ void cdf_figure(Script& s, const WorkloadInfo& w, const CsvTable& cdf) {
         if (r[cc] == w.cluster && r[tc] == w.trace && r[pc] == w.policies[p] && r[mc] == metric)
           if (const auto v = csv::parse_double(r[vc]); v && *v > 0) rows += fmt::format("{} {}\n", *v, r[qc]);
       if (rows.empty()) continue;
-      plots.push_back(fmt::format("{} using 1:2 with lines lw 2 lc rgb '{}' title {}", s.block(rows),
-                                  kColours[p % std::size(kColours)], quoted(w.policies[p])));
+      plots.push_back(fmt::format("{} using 1:2 with lines lw 2 {} title {}", s.block(rows), series_style(p),
+                                  quoted(w.policies[p])));
     }
     if (plots.empty()) {
       f.body += "unset logscale x\nset label 1 \"no positive values\" at graph 0.5,0.5 center\nplot [0:1][0:1] -1 notitle\n";
@@ -398,7 +403,9 @@ void improvement_figure(Script& s, const WorkloadInfo& w, const SummaryIndex& su
     if (w.policies[p] != baseline) others.push_back(p);
   if (others.empty()) return;
   Figure f{fmt::format("improvement-{}-vs-{}", w.slug(), file_name(baseline)),
-           fmt::format("Improvement over {} with 95% paired bootstrap intervals (positive = better)", baseline), 1000, 520, ""};
+           fmt::format("Improvement over {} with 95% paired bootstrap intervals (positive = better; values beyond "
+                       "+-{:.0f}% are cut at the axis and labelled)", baseline, kImprovementBound),
+           1000, 520, ""};
   const double width = 0.8 / static_cast<double>(others.size());
   f.body = "reset\nset termoption noenhanced\nset grid ytics\nset key outside right\nset style fill solid 0.7 border\n";
   f.body += fmt::format("set title {}\nset ylabel \"improvement (%)\"\nset xrange [0.4:{}]\nset boxwidth {}\n",
@@ -408,6 +415,8 @@ void improvement_figure(Script& s, const WorkloadInfo& w, const SummaryIndex& su
   for (std::size_t m = 0; m < std::size(metrics); ++m) f.body += fmt::format("{}{} {}", m ? ", " : "", quoted(metrics[m].second), m + 1);
   f.body += ")\n";
   std::vector<std::string> plots;
+  std::string labels;  // the true values of cut bars and intervals
+  double low_end = 0, high_end = 0;
   for (std::size_t i = 0; i < others.size(); ++i) {
     const std::size_t p = others[i];
     std::string rows;
@@ -415,16 +424,28 @@ void improvement_figure(Script& s, const WorkloadInfo& w, const SummaryIndex& su
       const auto pct = summary.number(w, w.policies[p], metrics[m].first, "vs_" + baseline + "_pct");
       const auto lo = summary.number(w, w.policies[p], metrics[m].first, "vs_" + baseline + "_ci_low");
       const auto hi = summary.number(w, w.policies[p], metrics[m].first, "vs_" + baseline + "_ci_high");
-      if (pct && lo && hi)
-        rows += fmt::format("{} {} {} {}\n", static_cast<double>(m + 1) + (static_cast<double>(i) - (others.size() - 1) / 2.0) * width,
-                            *pct, *lo, *hi);
+      if (!pct || !lo || !hi) continue;
+      const double x = static_cast<double>(m + 1) + (static_cast<double>(i) - (others.size() - 1) / 2.0) * width;
+      const ClippedInterval c = clip_interval(*pct, *lo, *hi, kImprovementBound);
+      rows += fmt::format("{} {} {} {}\n", x, c.pct, c.low, c.high);
+      low_end = std::min(low_end, c.low);
+      high_end = std::max(high_end, c.high);
+      if (c.clipped)
+        labels += fmt::format("set label {} at {},{} center rotate by 90 front font \",8\"\n",
+                              quoted(fmt::format("{:+.0f} [{:+.0f}, {:+.0f}]", *pct, *lo, *hi)), x,
+                              c.low <= -kImprovementBound ? -kImprovementBound * 0.75 : kImprovementBound * 0.75);
     }
     if (rows.empty()) continue;
     const std::string d = s.block(rows);
-    plots.push_back(fmt::format("{0} using 1:2 with boxes lc rgb '{1}' title {2}, {0} using 1:2:3:4 with yerrorbars lc rgb 'black' pt -1 notitle",
-                                d, kColours[p % std::size(kColours)], quoted(w.policies[p])));
+    plots.push_back(fmt::format("{0} using 1:2 with boxes {1} fs {2} title {3}, {0} using 1:2:3:4 with yerrorbars lc rgb 'black' pt -1 notitle",
+                                d, series_style(p), p < std::size(kColours) ? "solid 0.7 border" : "pattern 2 border",
+                                quoted(w.policies[p])));
   }
   if (plots.empty()) return;
+  // The axis covers every interval within the bound, with a margin; cut values are labelled.
+  const double pad = std::max(5.0, 0.08 * (high_end - low_end));
+  f.body += fmt::format("set yrange [{}:{}]\n", low_end - pad, high_end + pad);
+  f.body += labels;
   f.body += "plot ";
   for (std::size_t i = 0; i < plots.size(); ++i) f.body += (i ? ", " : "") + plots[i];
   f.body += "\n";
@@ -471,30 +492,46 @@ void timeline_figure(Script& s, const WorkloadInfo& w, const CsvTable& series) {
       end = std::max(end, *t / 3600);
     }
   if (end <= 0) return;
-  Figure f{"timeline-" + w.slug(),
-           fmt::format("GPU utilisation and queue length over time in window {} (means over {} equal time bins)", window, kBins),
-           1100, 700, ""};
-  f.body = fmt::format("set multiplot layout 2,1 title {}\n", quoted(fmt::format("{} / {}, window {}", w.cluster, w.trace, window)));
+  // Small multiples: one panel per policy, its line in its colour over the first policy's (dotted), on
+  // shared axes; eleven overlapping lines in one plot could not be told apart.
+  const std::size_t n = w.policies.size(), cols = std::min<std::size_t>(n, 4), rows_of_panels = (n + cols - 1) / cols;
   const std::string util_label = w.gpus > 0 ? "GPU utilisation (%)" : "busy GPUs";
-  for (const auto& [steps, label] : {std::pair{&busy, util_label}, std::pair{&queued, std::string("queued jobs")}}) {
-    f.body += "reset\nset termoption noenhanced\nset grid\nset key outside right\nset lmargin 9\nset rmargin 38\n"
-              "set xlabel \"time since the window's first submit (h)\"\n";
-    f.body += fmt::format("set ylabel {}\nset xrange [0:{}]\n", quoted(label), end);
-    std::vector<std::string> plots;
-    for (std::size_t p = 0; p < w.policies.size(); ++p) {
+  for (const auto& [steps, label, name] : {std::tuple{&busy, util_label, std::string("timeline-")},
+                                           std::tuple{&queued, std::string("queued jobs"), std::string("queue-")}}) {
+    std::vector<std::string> blocks(n);
+    double top = 0;
+    for (std::size_t p = 0; p < n; ++p) {
       if ((*steps)[p].empty()) continue;
       const auto means = binned((*steps)[p], end, kBins);
       std::string rows;
-      for (int b = 0; b < kBins; ++b) rows += fmt::format("{} {}\n", (b + 0.5) * end / kBins, means[static_cast<std::size_t>(b)]);
-      plots.push_back(fmt::format("{} using 1:2 with lines lw 1.5 lc rgb '{}' title {}", s.block(rows),
-                                  kColours[p % std::size(kColours)], quoted(w.policies[p])));
+      for (int b = 0; b < kBins; ++b) {
+        rows += fmt::format("{} {}\n", (b + 0.5) * end / kBins, means[static_cast<std::size_t>(b)]);
+        top = std::max(top, means[static_cast<std::size_t>(b)]);
+      }
+      blocks[p] = s.block(rows);
     }
-    f.body += "plot ";
-    for (std::size_t i = 0; i < plots.size(); ++i) f.body += (i ? ", " : "") + plots[i];
-    f.body += "\n";
+    Figure f{name + w.slug(),
+             fmt::format("{} over time since window {}'s first submit, one panel per policy (dotted: {}); means over {} "
+                         "equal time bins", label, window, w.policies.front(), kBins),
+             1100, std::max(400, 100 + 240 * static_cast<int>(rows_of_panels)), ""};
+    f.body = fmt::format("set multiplot layout {},{} title {}\n", rows_of_panels, cols,
+                         quoted(fmt::format("{} / {}, window {}: {}", w.cluster, w.trace, window, label)));
+    for (std::size_t p = 0; p < n; ++p) {
+      f.body += "reset\nset termoption noenhanced\nset grid\nset key off\nset lmargin 8\nset rmargin 2\n";
+      f.body += fmt::format("set title {}\nset xrange [0:{}]\nset yrange [0:{}]\n", quoted(w.policies[p]), end,
+                            top > 0 ? top * 1.05 : 1);
+      if (p + cols >= n) f.body += "set xlabel \"time (h)\"\n";
+      if (blocks[p].empty()) {
+        f.body += "set label 1 \"no data\" at graph 0.5,0.5 center\nplot -1 notitle\n";
+        continue;
+      }
+      f.body += "plot ";
+      if (p > 0 && !blocks[0].empty()) f.body += fmt::format("{} using 1:2 with lines lw 1 lc rgb 'black' dt 3 notitle, ", blocks[0]);
+      f.body += fmt::format("{} using 1:2 with lines lw 1.5 {} notitle\n", blocks[p], series_style(p));
+    }
+    f.body += "unset multiplot\n";
+    s.figures.push_back(std::move(f));
   }
-  f.body += "unset multiplot\n";
-  s.figures.push_back(std::move(f));
 }
 
 std::string shell_quoted(const std::string& s) {
@@ -504,6 +541,15 @@ std::string shell_quoted(const std::string& s) {
 }
 
 }  // namespace
+
+std::string series_style(std::size_t index) {
+  return fmt::format("lc rgb '{}' dt {}", kColours[index % std::size(kColours)], 1 + index / std::size(kColours) % kDashes);
+}
+
+ClippedInterval clip_interval(double pct, double low, double high, double bound) {
+  const auto cut = [&](double v) { return std::clamp(v, -bound, bound); };
+  return {cut(pct), cut(low), cut(high), cut(pct) != pct || cut(low) != low || cut(high) != high};
+}
 
 std::string summary_markdown(const Json& config, const CsvTable& summary) {
   std::string out = intro_markdown(config);
@@ -550,8 +596,9 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
   std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
   text += "set encoding utf8\n";
-  for (std::size_t i = 0; i < std::size(kColours); ++i) text += fmt::format("set linetype {} lc rgb '{}'\n", i + 1, kColours[i]);
-  text += "set linetype cycle " + std::to_string(std::size(kColours)) + "\n";
+  // Linetype i is series i's style, for plots that pick colours by `lc variable`.
+  for (std::size_t i = 0; i < std::size(kColours) * kDashes; ++i) text += fmt::format("set linetype {} {}\n", i + 1, series_style(i));
+  text += fmt::format("set linetype cycle {}\n", std::size(kColours) * kDashes);
   text += script.data;
   for (const Figure& f : script.figures)
     for (const auto& [terminal, ext] : {std::pair{"pngcairo", "png"}, std::pair{"svg", "svg"}}) {

@@ -25,6 +25,18 @@ struct CsvTable {
 // and, per baseline, a table of improvements with their 95% intervals. `config` is config.json.
 std::string summary_markdown(const Json& config, const CsvTable& summary);
 
+// The line style of a figure's series `index` (a policy): the Tableau 10 colours, then the same
+// colours dashed, then dotted, so that up to 30 policies stay apart, e.g. "lc rgb '#4e79a7' dt 1".
+std::string series_style(std::size_t index);
+
+// An improvement and its interval, cut to [-bound, bound] so that one extreme interval does not
+// flatten a chart; `clipped` says that a value was cut (the chart then labels the true value).
+struct ClippedInterval {
+  double pct, low, high;
+  bool clipped;
+};
+ClippedInterval clip_interval(double pct, double low, double high, double bound);
+
 struct ReportOptions {
   std::string gnuplot = "gnuplot";  // the program that renders the figures
 };
