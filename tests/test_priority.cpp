@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "helpers.h"
@@ -93,6 +94,54 @@ TEST(PriorityPolicy, UsesSimulatedWaitAndEstimatesNotTruth) {
       testing::simulate(cluster, jobs, testing::profile("sjf"), {.runtime = sim::RuntimeKnowledge::requested});
   EXPECT_EQ(requested["truly-long"].start, 100);
   EXPECT_EQ(requested["truly-short"].start, 150);
+}
+
+// The time-dependent orders are kept incrementally (the previous order re-keyed and insertion-sorted);
+// at every decision of a loaded run they must equal a full sort of the queue by (key, arrival).
+class CheckOrder final : public sim::Scheduler {
+ public:
+  CheckOrder(const PriorityKeyDef& def, sim::Scheduler& inner) : def_(def), kept_(make_key_priority(def, {})), inner_(inner) {}
+  void begin_run(const sim::Engine& engine) override { inner_.begin_run(engine); }
+  void decide(sim::Engine& engine) override {
+    const sim::View view(engine);
+    std::vector<JobIndex> kept;
+    for (const JobIndex j : kept_->order(view))
+      if (view.job(j).queued()) kept.push_back(j);
+    std::vector<std::pair<std::pair<double, double>, JobIndex>> full;
+    for (const JobIndex j : view.queue()) {
+      const auto job = view.job(j);
+      const JobFacts f{static_cast<double>(job.submit()), static_cast<double>(job.estimate()), static_cast<double>(job.gpus()),
+                       static_cast<double>(view.now() - job.submit()), static_cast<double>(view.cluster_spec().total_gpus())};
+      full.push_back({def_.key(f, {}), j});
+    }
+    std::sort(full.begin(), full.end());
+    ASSERT_EQ(kept.size(), full.size()) << def_.name << " at " << view.now();
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      ASSERT_EQ(kept[i], full[i].second) << def_.name << " at " << view.now() << ", place " << i;
+    }
+    ++decisions;
+    inner_.decide(engine);
+  }
+  int decisions = 0;
+
+ private:
+  const PriorityKeyDef& def_;
+  std::unique_ptr<PriorityPolicy> kept_;
+  sim::Scheduler& inner_;
+};
+
+TEST(PriorityPolicy, IncrementalTimeDependentOrdersEqualAFullSort) {
+  const testing::GeneratedWorkload w("helios", 1500, 1.3, 4);
+  std::vector<trace::JobSpec> jobs = w.trace.jobs;
+  for (std::size_t i = 0; i < jobs.size(); i += 3) jobs[i].submit = jobs[std::max<std::size_t>(i, 1) - 1].submit;  // ties too
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.submit < b.submit; });
+  for (const auto* name : {"sexp", "lexp", "multifactor", "wfp", "uni"}) {
+    auto profile = make_profile(testing::profile(name, Blocking::pool, true));
+    CheckOrder check(def(name), *profile);
+    sim::Engine engine(w.cluster, jobs, {});
+    engine.run(check);
+    EXPECT_GT(check.decisions, 1000) << name;
+  }
 }
 
 }  // namespace

@@ -68,14 +68,7 @@ class KeyPriority final : public PriorityPolicy {
       keys_.resize(view.job_count());
     }
     const auto queue = view.queue();
-    if (def_.time_dependent) {
-      // Keys change with time: recompute them all and sort.
-      sorted_.assign(queue.begin(), queue.end());
-      for (const JobIndex j : sorted_) keys_[j] = key_of(view, j);
-      head_ = 0;
-      std::sort(sorted_.begin(), sorted_.end(), less());
-      return sorted_;
-    }
+    if (def_.time_dependent) return resorted(view, queue);
     const auto stale = [&](JobIndex j) { return !view.job(j).queued(); };
     // Started jobs stay in the list until cheap to drop: leading ones at once (FCFS-like orders start
     // from the front), the rest once they make up half the list (amortised O(1) per start).
@@ -100,10 +93,32 @@ class KeyPriority final : public PriorityPolicy {
                          less());
     }
     return std::span<const JobIndex>(sorted_).subspan(head_);
-    return sorted_;
   }
 
  private:
+  // Time-dependent keys change at every decision, but the order rarely does much: keys drift slowly
+  // between events, and jobs that arrived together keep their order (wfp, uni). So the previous order,
+  // less the jobs that started, plus the new arrivals, is re-keyed and insertion-sorted, which costs
+  // O(queue + jobs that moved); past a budget of moves it falls back to a full sort. The result is the
+  // unique order by (key, arrival), the same as a full sort's.
+  std::span<const JobIndex> resorted(const sim::View& view, std::span<const JobIndex> queue) {
+    std::erase_if(sorted_, [&](JobIndex j) { return !view.job(j).queued(); });
+    std::size_t fresh = queue.size();  // new arrivals are the queue's tail (arrivals come in index order)
+    while (fresh > 0 && queue[fresh - 1] > last_seen_) --fresh;
+    sorted_.insert(sorted_.end(), queue.begin() + static_cast<std::ptrdiff_t>(fresh), queue.end());
+    if (!queue.empty()) last_seen_ = std::max(last_seen_, queue.back());
+    keyed_.resize(sorted_.size());
+    for (std::size_t i = 0; i < sorted_.size(); ++i) keyed_[i] = {key_of(view, sorted_[i]), sorted_[i]};
+    std::size_t moves = 0;
+    const std::size_t budget = 4 * keyed_.size() + 64;
+    for (std::size_t i = 1; i < keyed_.size() && moves <= budget; ++i)
+      for (std::size_t k = i; k > 0 && keyed_[k] < keyed_[k - 1] && moves <= budget; --k, ++moves) std::swap(keyed_[k], keyed_[k - 1]);
+    if (moves > budget) std::sort(keyed_.begin(), keyed_.end());
+    for (std::size_t i = 0; i < keyed_.size(); ++i) sorted_[i] = keyed_[i].second;
+    head_ = 0;
+    return sorted_;
+  }
+
   Key key_of(const sim::View& view, JobIndex j) const {
     const sim::JobView job = view.job(j);
     const JobFacts facts{static_cast<double>(job.submit()), static_cast<double>(job.estimate()),
@@ -121,6 +136,7 @@ class KeyPriority final : public PriorityPolicy {
   const PriorityKeyDef& def_;
   PriorityOptions options_;
   std::vector<Key> keys_;        // by job index
+  std::vector<std::pair<Key, JobIndex>> keyed_;  // time-dependent keys: this decision's (key, job)
   std::vector<JobIndex> sorted_;  // serving order from head_; may hold jobs that already started
   std::size_t head_ = 0;          // entries before it have all started
   JobIndex last_seen_ = -1;       // highest job index already in sorted_
