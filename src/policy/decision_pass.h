@@ -66,8 +66,11 @@ class DecisionPass {
   bool may_offer(JobIndex job) const;
   // A picker that chooses to wait: the next decision point comes at `t` (> now) at the latest.
   void wake_at(Seconds t) { engine_->wake_at(t); }
-  // Every pool is blocked and nothing may backfill: no later offer in this pass can start a job.
-  bool closed() const { return !backfill_ && blocked_count_ == blocked_.size(); }
+  // Every pool is blocked and nothing may backfill (no backfilling, or no free GPU left to backfill
+  // into): no later offer in this pass can start a job.
+  bool closed() const {
+    return blocked_count_ == blocked_.size() && (!backfill_ || engine_->cluster().free_total() == 0);
+  }
   // Counts the passes begun, so that a picker can tell a new one from the one it last saw.
   std::uint64_t generation() const { return generation_; }
 
