@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_spec.h"
 #include "policy/profile.h"
@@ -140,5 +141,44 @@ BENCHMARK(BM_Window256MilpWays)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Window256Sjf)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Window256F1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Window256Backfill)->Unit(benchmark::kMicrosecond);
+
+// Scale (issue targets): whole simulations where a naive scheduler grows with the square of the queue.
+// One iteration each (seconds per run); compare the arguments of one benchmark with each other.
+void run_once(benchmark::State& state, const cluster::ClusterSpec& cluster, const std::vector<trace::JobSpec>& jobs,
+              const policy::ProfileOptions& options) {
+  auto scheduler = policy::make_profile(options);
+  for (auto _ : state) {
+    sim::Engine engine(cluster, jobs);
+    engine.run(*scheduler);
+    benchmark::DoNotOptimize(engine.now());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(jobs.size() * state.iterations()));  // jobs per second
+}
+
+// A 500-node pool at offered load 4 with 20,000 Philly-like jobs: FCFS (0) against FCFS with EASY
+// backfilling (1); the target is backfill within 3x.
+void BM_LargePoolLoad4(benchmark::State& state) {
+  static const auto cluster =
+      cluster::parse_cluster("name: big\npools:\n  - {name: p, gpu_type: V100, nodes: 500, gpus_per_node: 8}\n", "big.yaml");
+  static const auto jobs =
+      workload::generate(workload::load_model("philly"), cluster, {.jobs = kSampleJobs, .load = 4, .seed = 1}).jobs;
+  policy::register_builtins();
+  run_once(state, cluster, jobs, profile("fcfs", policy::Blocking::global, state.range(0) == 1));
+}
+BENCHMARK(BM_LargePoolLoad4)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// 20,000 Helios-like jobs submitted at once: sjf (0) against the time-dependent uni (1), wfp (2) and
+// multifactor (3); the target is each within 5x of sjf.
+void BM_JobsAtOnce(benchmark::State& state) {
+  static const std::vector<trace::JobSpec> jobs = [] {
+    auto all = helios().trace.jobs;
+    for (auto& j : all) j.submit = 0;
+    return all;
+  }();
+  static const char* const kPriorities[] = {"sjf", "uni", "wfp", "multifactor"};
+  state.SetLabel(kPriorities[state.range(0)]);
+  run_once(state, helios().cluster, jobs, profile(kPriorities[state.range(0)], policy::Blocking::global, false));
+}
+BENCHMARK(BM_JobsAtOnce)->DenseRange(0, 3)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
