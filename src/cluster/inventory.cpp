@@ -265,7 +265,9 @@ InventoryCluster pools_from_inventory(const Inventory& inventory, const PoolingO
     by_base[fmt::format("{}-{}g", slug(std::get<0>(shape)), std::get<1>(shape))].push_back(shape);
   std::map<Shape, std::string> name_of;
   std::set<std::string> used;
-  for (const auto& [base, shapes] : by_base) {
+  for (const auto& entry : by_base) {
+    const std::string& base = entry.first;
+    const std::vector<Shape>& shapes = entry.second;  // not a structured binding: clang 14 cannot capture one
     auto differ = [&](auto get) {
       return std::any_of(shapes.begin(), shapes.end(), [&](const Shape& s) { return get(s) != get(shapes.front()); });
     };
