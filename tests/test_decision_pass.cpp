@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <span>
 
 #include "helpers.h"
 #include "policy/decision_pass.h"
@@ -108,6 +109,7 @@ TEST(DecisionPass, TheReservationIsTheShadowTime) {
   sim::Engine engine(cluster, specs);
   const sim::Engine::Running running[] = {{0, {0, {{0, 4}}}, 0}, {1, {0, {{0, 2}}}, 0}};
   engine.resume(100, running);
+  engine.keep_backfill_indexes();  // a pass that backfills asks for them; shadow_time needs them
   auto placement = make_greedy_placement();
   EXPECT_EQ(shadow_time(sim::View(engine), 2, 0, *placement), 200);
   DecisionPass pass(Blocking::global, true, std::move(placement));
@@ -116,6 +118,55 @@ TEST(DecisionPass, TheReservationIsTheShadowTime) {
   EXPECT_EQ(pass.offer(2, {}), Outcome::blocked);
   EXPECT_EQ(pass.offer(4, {}), Outcome::not_now);  // would end at 201
   EXPECT_EQ(pass.offer(3, {}), Outcome::started);  // ends at 200
+}
+
+TEST(DecisionPass, OverdueJobsAreReleasedAtTheirCorrectedEnds) {
+  const auto cluster = testing::cluster_from("pools: [{name: a, nodes: 1, gpus_per_node: 8}]");
+  // At t=100, four jobs of 2 GPUs each run. a and d have outlived their estimates (their durations here)
+  // and are expected to run as long again as they have so far: a until 200, d until 180; b ends at 150 and
+  // c at 295 as estimated. Released in that order of expected end (b, d, a, c), 4 GPUs come free at 180,
+  // 6 at 200 and 8 at 295.
+  const std::vector<trace::JobSpec> specs = {job("a", 0, 50, 2),   job("d", 20, 60, 2),  job("b", 90, 60, 2),
+                                             job("c", 95, 200, 2), job("w4", 96, 10, 4), job("w6", 97, 10, 6),
+                                             job("w8", 98, 10, 8)};
+  sim::Engine engine(cluster, specs);
+  const sim::Engine::Running running[] = {
+      {0, {0, {{0, 2}}}, 0}, {1, {0, {{0, 2}}}, 20}, {2, {0, {{0, 2}}}, 90}, {3, {0, {{0, 2}}}, 95}};
+  engine.resume(100, running);
+  engine.keep_backfill_indexes();
+  const sim::View view(engine);
+  ASSERT_EQ(view.expected_end(0), 200);
+  ASSERT_EQ(view.expected_end(1), 180);
+  const auto placement = make_greedy_placement();
+  EXPECT_EQ(shadow_time(view, 4, 0, *placement), 180);
+  EXPECT_EQ(shadow_time(view, 5, 0, *placement), 200);
+  EXPECT_EQ(shadow_time(view, 6, 0, *placement), 295);
+}
+
+TEST(DecisionPass, ClosesOnceNoQueuedJobCouldBackfill) {
+  const auto cluster = testing::cluster_from("pools: [{name: a, nodes: 1, gpus_per_node: 8}]");
+  // At t=100, x holds 6 GPUs until 300; w (4 GPUs) blocks and reserves 300. Of the 2 free GPUs, "long"
+  // would end at 600, after the reservation; "short" would end at 200.
+  const std::vector<trace::JobSpec> specs = {job("x", 0, 300, 6), job("w", 10, 50, 4), job("long", 20, 500, 2),
+                                             job("short", 30, 100, 2)};
+  const sim::Engine::Running running[] = {{0, {0, {{0, 6}}}, 0}};
+  for (const bool with_short : {false, true}) {
+    SCOPED_TRACE(with_short ? "with short" : "without short");
+    sim::Engine engine(cluster, std::span(specs).first(with_short ? 4 : 3));
+    engine.resume(100, running);
+    DecisionPass pass(Blocking::global, true, make_greedy_placement());
+    pass.begin(engine);
+    EXPECT_FALSE(pass.futile(1));
+    EXPECT_EQ(pass.offer(1, {}), Outcome::blocked);
+    EXPECT_TRUE(pass.futile(1));  // it needs more GPUs than are free
+    EXPECT_TRUE(pass.futile(2));  // would end after the reservation
+    EXPECT_EQ(pass.closed(), !with_short);  // GPUs are free, but only "short" could use them
+    if (!with_short) continue;
+    EXPECT_FALSE(pass.futile(3));
+    EXPECT_EQ(pass.offer(3, {}), Outcome::started);
+    EXPECT_TRUE(pass.futile(3));  // started
+    EXPECT_TRUE(pass.closed());
+  }
 }
 
 // A learned policy's picker with a scripted agent: `choose` returns a legal action of the observation.

@@ -246,5 +246,66 @@ TEST(EnumerateProperty, MatchesBruteForceOnRandomPools) {
   EXPECT_GT(cpu_bound, 100);  // and CPUs did bind
 }
 
+TEST(PlacementProperty, TheFreestNodesDecideWhetherAJobFits) {
+  // ClusterState::freest_nodes_hold against a sort of the free GPUs, and greedy's feasibility (which
+  // tests only that where GPUs alone bind) against its placement, on random pools of up to 12 nodes;
+  // defrag's and balance's candidates use at most one node more than the fewest.
+  Rng rng(11);
+  int placed = 0, not_placed = 0;
+  for (int round = 0; round < 500; ++round) {
+    const int gpn = std::vector<int>{2, 4, 8}[rng.uniform_int(0, 2)];
+    const int nodes = static_cast<int>(rng.uniform_int(1, 12));
+    std::vector<int> free(nodes), cpus_used(nodes, 0);
+    for (auto& f : free) f = rng.uniform() < 0.3 ? gpn * static_cast<int>(rng.uniform_int(0, 1)) : static_cast<int>(rng.uniform_int(0, gpn));
+    const bool with_cpus = round % 3 == 2;
+    const int cpus_per_node = with_cpus ? static_cast<int>(rng.uniform_int(4, 16)) : -1;
+    if (with_cpus)
+      for (int n = 0; n < nodes; ++n)
+        if (free[n] < gpn) cpus_used[n] = static_cast<int>(rng.uniform_int(0, cpus_per_node));
+    const int gpus = static_cast<int>(rng.uniform_int(1, nodes * gpn));
+    const cluster::Request request(gpus, with_cpus ? static_cast<int>(rng.uniform_int(1, 2 * gpus)) : 0);
+    const Pool pool(gpn, free, cpus_per_node, cpus_used);
+
+    std::vector<int> sorted = free;
+    std::sort(sorted.rbegin(), sorted.rend());
+    const auto hold = [&](int k) { return std::accumulate(sorted.begin(), sorted.begin() + std::min(k, nodes), 0) >= gpus; };
+    for (int k = 0; k <= nodes + 1; ++k) ASSERT_EQ(pool.state->freest_nodes_hold(0, k, gpus), hold(k)) << "round " << round << ", k " << k;
+
+    const PoolId pools[] = {0};
+    const int fewest = cluster::fewest_nodes(pool.spec.pools[0], request);
+    const PlaceStatus greedy = make_greedy_placement()->place(*pool.state, request, pools).status;
+    EXPECT_EQ(make_greedy_placement()->feasibility(*pool.state, request, pools), greedy) << "round " << round;
+    if (!with_cpus) {
+      EXPECT_EQ(greedy == PlaceStatus::placed, fewest <= nodes && hold(fewest)) << "round " << round;
+    }
+    if (greedy == PlaceStatus::placed) {
+      EXPECT_TRUE(hold(fewest)) << "round " << round;
+    }
+    for (const auto& make : {make_defrag_placement, make_balance_placement}) {
+      const PlaceResult r = make()->place(*pool.state, request, pools);
+      if (r.status == PlaceStatus::placed) {
+        EXPECT_LE(static_cast<int>(r.placement.shares.size()), fewest + 1) << "round " << round;
+        EXPECT_TRUE(hold(fewest + 1)) << "round " << round;
+      }
+    }
+    (greedy == PlaceStatus::placed ? placed : not_placed) += 1;
+  }
+  EXPECT_GT(placed, 100);  // both answers were exercised
+  EXPECT_GT(not_placed, 100);
+}
+
+TEST(ClusterState, TheFreestNodesFollowAllocationsAndReleases) {
+  const Pool pool(4, {4, 4, 4});
+  cluster::ClusterState& state = *pool.state;
+  EXPECT_TRUE(state.freest_nodes_hold(0, 2, 8));
+  state.allocate({0, {{0, 3}, {1, 1}}});
+  EXPECT_FALSE(state.freest_nodes_hold(0, 2, 8));  // free 1, 3, 4
+  EXPECT_TRUE(state.freest_nodes_hold(0, 2, 7));
+  EXPECT_TRUE(state.freest_nodes_hold(0, 3, 8));
+  state.release({0, {{0, 3}, {1, 1}}});
+  EXPECT_TRUE(state.freest_nodes_hold(0, 2, 8));
+  EXPECT_FALSE(state.freest_nodes_hold(0, 3, 13));
+}
+
 }  // namespace
 }  // namespace rltune::policy

@@ -21,6 +21,10 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(&spec) {
     free_cpus_.insert(free_cpus_.end(), pool.nodes, pool.cpus_per_node);
     free_memory_.insert(free_memory_.end(), pool.nodes, pool.memory_mib_per_node);
     pool_free_total_.push_back(pool.total_gpus());
+    level_base_.push_back(static_cast<int>(free_levels_.size()));
+    node_level_base_.insert(node_level_base_.end(), pool.nodes, level_base_.back());
+    free_levels_.resize(free_levels_.size() + pool.gpus_per_node + 1, 0);
+    free_levels_[level_base_.back() + pool.gpus_per_node] = pool.nodes;
   }
   free_total_ = spec.total_gpus();
 }
@@ -57,6 +61,19 @@ void ClusterState::change(NodeId node, int delta) {
   partial_nodes_ += (after > 0 && after < gpn) - (before > 0 && before < gpn);
   free_[node] = after;
   free_total_ += delta;
+  --free_levels_[node_level_base_[node] + before];
+  ++free_levels_[node_level_base_[node] + after];
+}
+
+bool ClusterState::freest_nodes_hold(PoolId pool, int nodes, int gpus) const {
+  if (pool_free_total_[pool] < gpus) return false;
+  const int* levels = free_levels_.data() + level_base_[pool];
+  for (int f = spec_->pools[pool].gpus_per_node; f > 0 && nodes > 0 && gpus > 0; --f) {
+    const int take = std::min(nodes, levels[f]);
+    nodes -= take;
+    gpus -= take * f;
+  }
+  return gpus <= 0;
 }
 
 void ClusterState::change_other(NodeId node, int cpus, long long memory_mib) {

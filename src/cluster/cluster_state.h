@@ -43,6 +43,10 @@ class ClusterState {
     return {free_.data() + p.first_node, static_cast<std::size_t>(p.nodes)};
   }
   int pool_free_total(PoolId pool) const { return pool_free_total_[pool]; }
+  // Whether the `nodes` freest nodes of `pool` have at least `gpus` free GPUs between them: necessary for
+  // any placement of `gpus` GPUs on at most `nodes` nodes, in O(gpus per node) from a per-pool count of
+  // nodes by free GPUs (placements and backfill's shadow-time probes reject hopeless pools with it).
+  bool freest_nodes_hold(PoolId pool, int nodes, int gpus) const;
   int free_total() const { return free_total_; }
   // Nodes with 0 < free < gpus_per_node, over the whole cluster.
   int partial_nodes() const { return partial_nodes_; }
@@ -64,6 +68,10 @@ class ClusterState {
   std::vector<long long> free_memory_;   // -1 where the pool does not model memory
   std::vector<int> gpus_per_node_;  // per node, for the partial-node count
   std::vector<int> pool_free_total_;
+  // Nodes by free GPUs: pool p's node count with f free GPUs at free_levels_[level_base_[p] + f].
+  std::vector<int> free_levels_;
+  std::vector<int> level_base_;       // per pool
+  std::vector<int> node_level_base_;  // per node: its pool's level_base_
   int free_total_ = 0;
   int partial_nodes_ = 0;
 };

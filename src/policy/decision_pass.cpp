@@ -10,27 +10,26 @@
 namespace rltune::policy {
 
 Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
-  // The pool's running jobs are released in order of estimated end (ties: start order) until the job
-  // fits. Usually a few releases suffice, so the order is drawn from a heap, not sorted whole: the
-  // same order as a stable sort, in O(n + k log n) instead of O(n log n).
-  struct Ending {
-    Seconds end;
-    std::size_t position;  // in start order
-    JobIndex job;
-  };
-  const auto later = [](const Ending& a, const Ending& b) { return a.end != b.end ? a.end > b.end : a.position > b.position; };
-  std::vector<Ending> ending;
-  const auto running = view.running();
-  for (std::size_t i = 0; i < running.size(); ++i)
-    if (view.job(running[i]).placement().pool == pool) ending.push_back({view.expected_end(running[i]), i, running[i]});
-  std::make_heap(ending.begin(), ending.end(), later);
+  // The pool's running jobs are released in order of expected end until the job fits; that end is the
+  // answer (releases only add room, so how jobs that end together are ordered cannot change it). The
+  // engine keeps them ordered by start + estimate, which is the expected end of every job that ends
+  // after now; the few at or before now (overdue, or started now with no estimate) are re-ordered by
+  // their expected end and merged in. So a probe costs the releases it makes, not the pool's running jobs.
+  const std::span<const sim::RunningEnd> by_end = view.running_by_estimated_end(pool);
+  const Seconds now = view.now();
+  std::size_t next_on_time = 0;
+  std::vector<sim::RunningEnd> due;
+  for (; next_on_time < by_end.size() && by_end[next_on_time].end <= now; ++next_on_time) {
+    const sim::RunningEnd& r = by_end[next_on_time];
+    due.push_back({view.expected_end(r.job), r.job});
+  }
+  std::sort(due.begin(), due.end());
   cluster::ClusterState future = view.cluster();
   const cluster::Request request = view.job(job).request();
   const PoolId only[] = {pool};
-  while (!ending.empty()) {
-    std::pop_heap(ending.begin(), ending.end(), later);
-    const Ending next = ending.back();
-    ending.pop_back();
+  for (std::size_t next_due = 0; next_due < due.size() || next_on_time < by_end.size();) {
+    const bool take_due = next_on_time == by_end.size() || (next_due < due.size() && due[next_due] < by_end[next_on_time]);
+    const sim::RunningEnd next = take_due ? due[next_due++] : by_end[next_on_time++];
     future.release(view.job(next.job).placement());
     if (placement.feasibility(future, request, only) == PlaceStatus::placed) return next.end;
   }
@@ -42,6 +41,7 @@ DecisionPass::DecisionPass(Blocking blocking, bool backfill, std::unique_ptr<Pla
 
 void DecisionPass::begin(sim::Engine& engine) {
   engine_ = &engine;
+  if (backfill_) engine.keep_backfill_indexes();
   begin_again();
 }
 
@@ -50,6 +50,7 @@ void DecisionPass::begin_again() {
   blocked_.assign(pools, 0);
   reservation_.assign(pools, kForever);
   blocked_count_ = 0;
+  bounds_valid_ = false;
   ++generation_;
 }
 
@@ -78,6 +79,7 @@ bool DecisionPass::start_in(JobIndex j, std::span<const JobIndex> later) {
   if (r.status != PlaceStatus::placed) return false;
   const std::string problem = engine_->start(j, r.placement);
   RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
+  bounds_valid_ = false;
   return true;
 }
 
@@ -112,7 +114,51 @@ bool DecisionPass::may_offer(JobIndex j) const {
   return placement_->feasibility(engine_->cluster(), job.request(), probe_) == PlaceStatus::placed;
 }
 
+bool DecisionPass::futile(JobIndex j) const {
+  const sim::JobBrief& job = engine_->brief(j);
+  if (!job.queued) return true;
+  if (blocked_count_ < blocked_.size()) return false;
+  if (!backfill_) return true;
+  update_bounds();
+  return engine_->now() + job.estimate > latest_reservation_ || job.gpus > most_free_;
+}
+
+bool DecisionPass::backfill_possible() const {
+  update_bounds();
+  return backfill_possible_;
+}
+
+void DecisionPass::update_bounds() const {
+  if (bounds_valid_) return;
+  bounds_valid_ = true;
+  const cluster::ClusterState& cluster = engine_->cluster();
+  latest_reservation_ = *std::max_element(reservation_.begin(), reservation_.end());
+  most_free_ = 0;
+  for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) most_free_ = std::max(most_free_, cluster.pool_free_total(p));
+  // Some GPU count of the queue must have a job that would end in time and a pool that could hold that
+  // many GPUs now. Placements use at most one node more than the fewest (where CPUs and memory do not
+  // bind; where they do, only the pool's free total is tested).
+  const auto could_hold = [&](int gpus) {
+    for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) {
+      const cluster::PoolSpec& pool = cluster.spec().pools[p];
+      const bool gpus_only = pool.cpus_per_node < 0 && pool.memory_mib_per_node < 0;
+      const int nodes = gpus_only ? (gpus + pool.gpus_per_node - 1) / pool.gpus_per_node + 1 : pool.nodes;
+      if (cluster.freest_nodes_hold(p, nodes, gpus)) return true;
+    }
+    return false;
+  };
+  backfill_possible_ = false;
+  for (const auto& [gpus, shortest] : engine_->shortest_queued_estimates()) {
+    if (gpus > most_free_) break;
+    if (engine_->now() + shortest <= latest_reservation_ && could_hold(gpus)) {
+      backfill_possible_ = true;
+      break;
+    }
+  }
+}
+
 void DecisionPass::block(JobIndex j) {
+  bounds_valid_ = false;
   const sim::View v = view();
   const auto& eligible = v.job(j).eligible();
   if (backfill_) {
@@ -154,7 +200,7 @@ class OrderPicker final : public Picker {
     const sim::View view = pass.view();
     const std::span<const JobIndex> order = priority_->order(view);
     for (std::size_t i = 0; i < order.size() && !pass.closed(); ++i)
-      if (view.job(order[i]).queued()) pass.offer(order[i], order.subspan(i + 1));
+      if (!pass.futile(order[i])) pass.offer(order[i], order.subspan(i + 1));
   }
 
  private:

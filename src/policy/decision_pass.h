@@ -66,11 +66,14 @@ class DecisionPass {
   bool may_offer(JobIndex job) const;
   // A picker that chooses to wait: the next decision point comes at `t` (> now) at the latest.
   void wake_at(Seconds t) { engine_->wake_at(t); }
-  // Every pool is blocked and nothing may backfill (no backfilling, or no free GPU left to backfill
-  // into): no later offer in this pass can start a job.
-  bool closed() const {
-    return blocked_count_ == blocked_.size() && (!backfill_ || engine_->cluster().free_total() == 0);
-  }
+  // Every pool is blocked and nothing may backfill (no backfilling, or no queued job that would end by
+  // the latest reservation needs GPUs some pool could still hold): no later offer in this pass can start
+  // a job.
+  bool closed() const { return blocked_count_ == blocked_.size() && (!backfill_ || !backfill_possible()); }
+  // A cheap test for long walks: true when an offer of `job` certainly starts nothing and closes
+  // nothing (it is not queued; or every pool is blocked and it would end after every reservation or
+  // needs more GPUs than any pool has free). False means: offer it to know.
+  bool futile(JobIndex job) const;
   // Counts the passes begun, so that a picker can tell a new one from the one it last saw.
   std::uint64_t generation() const { return generation_; }
 
@@ -83,6 +86,9 @@ class DecisionPass {
   void backfill_pools(const sim::JobView& job);
   bool start_in(JobIndex job, std::span<const JobIndex> later);
   void block(JobIndex job);
+  // With every pool blocked: whether some queued job may still backfill (bounds below; necessary, cheap).
+  bool backfill_possible() const;
+  void update_bounds() const;
 
   Blocking blocking_;
   bool backfill_;
@@ -92,6 +98,11 @@ class DecisionPass {
   std::vector<Seconds> reservation_;  // per pool; kForever = none
   std::size_t blocked_count_ = 0;
   std::uint64_t generation_ = 0;
+  // Bounds for futile() and closed(), recomputed after a start or a block changes them.
+  mutable bool bounds_valid_ = false;
+  mutable Seconds latest_reservation_ = 0;  // over the pools
+  mutable int most_free_ = 0;               // free GPUs of the freest pool
+  mutable bool backfill_possible_ = true;
   // Scratch reused across offers.
   std::vector<PoolId> pools_;
   std::vector<UpcomingJob> upcoming_;

@@ -86,7 +86,7 @@ policy::Outcome AgentPicker::offer(policy::DecisionPass& pass, JobIndex j) {
 bool AgentPicker::serve_unseen(policy::DecisionPass& pass) {
   const std::span<const JobIndex> all = order(pass.view());
   for (std::size_t i = unseen_from_; i < all.size() && !pass.closed(); ++i)
-    if (pass.offer(all[i], all.subspan(i + 1)) == policy::Outcome::started) {
+    if (!pass.futile(all[i]) && pass.offer(all[i], all.subspan(i + 1)) == policy::Outcome::started) {
       pass.begin_again();
       return true;
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include "core/error.h"
 
@@ -22,7 +23,7 @@ std::span<const NumberSetting<EngineOptions>> engine_settings() {
 }
 
 Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EngineOptions options)
-    : specs_(jobs), options_(options), cluster_(cluster), jobs_(jobs.size()) {
+    : specs_(jobs), options_(options), cluster_(cluster), jobs_(jobs.size()), briefs_(jobs.size()) {
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const auto& spec = jobs[i];
     if (i > 0 && spec.submit < jobs[i - 1].submit)
@@ -54,6 +55,10 @@ void Engine::finish(JobIndex j) {
   RLTUNE_CHECK(job.state == JobState::running, fmt::format("job {} finishes while {}", job.spec->id, to_string(job.state)));
   cluster_.release(job.placement);
   running_.erase(std::find(running_.begin(), running_.end(), j));
+  if (backfill_indexes_) {
+    auto& ends = running_by_end_[job.placement.pool];
+    ends.erase(std::lower_bound(ends.begin(), ends.end(), RunningEnd{job.start + job.estimate, j}));
+  }
   job.state = JobState::completed;
   ++ended_;
   if (predictor_) predictor_->record(*job.spec, job.end - job.start);
@@ -73,6 +78,39 @@ void Engine::arrive(JobIndex j) {
   job.state = JobState::queued;
   queue_.push_back(j);
   predict(job);
+  briefs_[j] = {job.estimate, job.spec->gpus, true};
+  if (backfill_indexes_) index_queued(j);
+}
+
+void Engine::keep_backfill_indexes() {
+  if (backfill_indexes_) return;
+  backfill_indexes_ = true;
+  running_by_end_.assign(cluster_.spec().pools.size(), {});
+  for (const JobIndex j : running_) index_running(j);
+  for (const JobIndex j : queue_) index_queued(j);
+}
+
+void Engine::index_queued(JobIndex j) {
+  EstimateHeap& shape = estimate_heap(briefs_[j].gpus);
+  ++shape.queued;
+  if (shape.heap.size() > 2 * shape.queued + 16) {
+    std::erase_if(shape.heap, [&](const auto& e) { return !briefs_[e.second].queued; });
+    std::make_heap(shape.heap.begin(), shape.heap.end(), std::greater<>());
+  }
+  shape.heap.emplace_back(briefs_[j].estimate, j);
+  std::push_heap(shape.heap.begin(), shape.heap.end(), std::greater<>());
+}
+
+void Engine::index_running(JobIndex j) {
+  const SimJob& job = jobs_[j];
+  auto& ends = running_by_end_[job.placement.pool];
+  const RunningEnd entry{job.start + job.estimate, j};
+  ends.insert(std::upper_bound(ends.begin(), ends.end(), entry), entry);
+}
+
+std::span<const RunningEnd> Engine::running_by_estimated_end(PoolId pool) const {
+  RLTUNE_CHECK(backfill_indexes_, "running_by_estimated_end() needs keep_backfill_indexes()");
+  return running_by_end_[pool];
 }
 
 void Engine::predict(SimJob& job) {
@@ -81,6 +119,31 @@ void Engine::predict(SimJob& job) {
   const HistoryPredictor::Estimate e = predictor_->predict(*job.spec);
   job.estimate = e.seconds;
   job.estimate_source = e.source;
+}
+
+std::span<const Engine::ShortestEstimate> Engine::shortest_queued_estimates() const {
+  RLTUNE_CHECK(backfill_indexes_, "shortest_queued_estimates() needs keep_backfill_indexes()");
+  shortest_.clear();
+  for (EstimateHeap& shape : estimate_heaps_) {
+    auto& heap = shape.heap;
+    while (!heap.empty() && !briefs_[heap.front().second].queued) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.pop_back();
+    }
+    if (!heap.empty()) shortest_.push_back({shape.gpus, heap.front().first});
+  }
+  return shortest_;
+}
+
+Engine::EstimateHeap& Engine::estimate_heap(int gpus) {
+  auto at = std::lower_bound(estimate_heaps_.begin(), estimate_heaps_.end(), gpus, [](const EstimateHeap& h, int g) { return h.gpus < g; });
+  if (at == estimate_heaps_.end() || at->gpus != gpus) at = estimate_heaps_.insert(at, {gpus, 0, {}});
+  return *at;
+}
+
+void Engine::add_running(JobIndex j) {
+  running_.push_back(j);
+  if (backfill_indexes_) index_running(j);
 }
 
 void Engine::wake_at(Seconds t) {
@@ -142,7 +205,9 @@ std::string Engine::start(JobIndex j, const cluster::Placement& placement) {
   job.start = now_;
   job.end = now_ + job.spec->duration;
   queue_.erase(std::find(queue_.begin(), queue_.end(), j));
-  running_.push_back(j);
+  briefs_[j].queued = false;
+  if (backfill_indexes_) --estimate_heap(job.spec->gpus).queued;
+  add_running(j);
   completions_.push({job.end, j});
   for (auto* o : observers_) o->on_start(now_, j);
   return "";
@@ -167,7 +232,7 @@ void Engine::resume(Seconds now, std::span<const Running> running) {
     job.state = JobState::running;
     job.start = r.start;
     job.end = std::max(now + 1, r.start + job.spec->duration);
-    running_.push_back(r.job);
+    add_running(r.job);
     completions_.push({job.end, r.job});
   }
   const auto n = static_cast<JobIndex>(jobs_.size());

@@ -51,6 +51,22 @@ struct SimJob {
   std::string reason;             // rejection reason
 };
 
+// What the decision pass reads of a job on every walk over the queue, packed so that a walk over a long
+// queue stays in cache (the same values as in SimJob).
+struct JobBrief {
+  Seconds estimate = 0;
+  int gpus = 0;
+  bool queued = false;
+};
+
+// A running job by its estimated end (start + estimate), then index: backfill's shadow-time probes
+// release a pool's running jobs in this order.
+struct RunningEnd {
+  Seconds end;
+  JobIndex job;
+  friend auto operator<=>(const RunningEnd&, const RunningEnd&) = default;
+};
+
 // Receives what happens, in order. Default implementations ignore the event.
 class Observer {
  public:
@@ -139,6 +155,20 @@ class Engine {
   std::span<const JobIndex> queue() const { return queue_; }      // arrival order
   std::span<const JobIndex> running() const { return running_; }  // start order
   const SimJob& job(JobIndex j) const { return jobs_[j]; }
+  const JobBrief& brief(JobIndex j) const { return briefs_[j]; }
+
+  // Backfilling's indexes cost every arrival and start a little, so the engine keeps them only from the
+  // first call of this on (the decision pass calls it when it backfills); the two below need it.
+  void keep_backfill_indexes();
+  // Pool `pool`'s running jobs by start + estimate, then index.
+  std::span<const RunningEnd> running_by_estimated_end(PoolId pool) const;
+  // For each GPU count with a job queued (ascending), the shortest estimate among those jobs: what the
+  // decision pass needs to tell that no queued job could backfill.
+  struct ShortestEstimate {
+    int gpus;
+    Seconds estimate;
+  };
+  std::span<const ShortestEstimate> shortest_queued_estimates() const;
   std::size_t job_count() const { return jobs_.size(); }
   const cluster::ClusterState& cluster() const { return cluster_; }
   const cluster::ClusterSpec& cluster_spec() const { return cluster_.spec(); }
@@ -149,6 +179,11 @@ class Engine {
   std::string start(JobIndex j, const cluster::Placement& placement);
 
  private:
+  struct EstimateHeap {
+    int gpus;
+    std::size_t queued = 0;  // jobs of this GPU count in the queue
+    std::vector<std::pair<Seconds, JobIndex>> heap;
+  };
   struct Completion {
     Seconds end;
     JobIndex job;
@@ -158,14 +193,25 @@ class Engine {
   void finish(JobIndex j);
   void arrive(JobIndex j);
   void predict(SimJob& job);  // sets job.estimate under RuntimeKnowledge::predicted, and its doubt
+  void add_running(JobIndex j);
+  void index_running(JobIndex j);  // backfill indexes
+  void index_queued(JobIndex j);
+  EstimateHeap& estimate_heap(int gpus);
 
   std::span<const trace::JobSpec> specs_;
   EngineOptions options_;
   cluster::ClusterState cluster_;
   std::vector<SimJob> jobs_;
+  std::vector<JobBrief> briefs_;  // by job
+  // Per GPU count (ascending), a min-heap of (estimate, job) over arrived jobs. Jobs that left the queue
+  // stay until they reach the top or outnumber the queued ones, so a start costs nothing here.
+  mutable std::vector<EstimateHeap> estimate_heaps_;
+  mutable std::vector<ShortestEstimate> shortest_;  // shortest_queued_estimates()
   std::vector<Observer*> observers_;
   std::vector<JobIndex> queue_;
   std::vector<JobIndex> running_;
+  bool backfill_indexes_ = false;
+  std::vector<std::vector<RunningEnd>> running_by_end_;  // per pool, sorted
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   JobIndex next_arrival_ = 0;
   std::size_t ended_ = 0;

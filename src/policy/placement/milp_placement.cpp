@@ -27,7 +27,7 @@ std::vector<int> levels(std::span<const int> free, int gpus_per_node) {
 bool fits(const cluster::ClusterState& state, PoolId p, const cluster::Request& r) {
   const cluster::PoolSpec& pool = state.spec().pools[p];
   int nodes = cluster::fewest_nodes(pool, r);
-  if (r.gpus <= 0 || nodes > pool.nodes || state.pool_free_total(p) < r.gpus) return false;
+  if (r.gpus <= 0 || nodes > pool.nodes || !state.freest_nodes_hold(p, nodes, r.gpus)) return false;
   std::vector<int> count(static_cast<std::size_t>(pool.gpus_per_node) + 1, 0);  // nodes by the share they can take
   for (NodeId n = pool.first_node; n < pool.first_node + pool.nodes; ++n) ++count[static_cast<std::size_t>(state.max_share(n, r))];
   int held = 0;

@@ -15,8 +15,30 @@ bool any_pool_large_enough(const cluster::ClusterState& state, const cluster::Re
   return false;
 }
 
+// Whether the pool's CPUs or memory limit what a node can take of `r` (else GPUs alone decide).
+bool other_resources_bind(const cluster::PoolSpec& pool, const cluster::Request& r) {
+  return (pool.cpus_per_node >= 0 && r.cpus > 0) || (pool.memory_mib_per_node >= 0 && r.memory_mib > 0);
+}
+
 class GreedyPlacement final : public PlacementPolicy {
  public:
+  // Where GPUs alone decide, a candidate on the fewest nodes exists exactly when the freest that many
+  // nodes hold the job (tested against the enumerator), so no enumeration is needed.
+  PlaceStatus feasibility(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools) const override {
+    if (!any_pool_large_enough(state, r, pools)) return PlaceStatus::never_fits;
+    for (const PoolId p : pools) {
+      const cluster::PoolSpec& pool = state.spec().pools[p];
+      if (other_resources_bind(pool, r)) {
+        const PoolId only[] = {p};
+        if (place(state, r, only).status == PlaceStatus::placed) return PlaceStatus::placed;
+      } else if (state.freest_nodes_hold(p, cluster::fewest_nodes(pool, r), r.gpus)) {
+        return PlaceStatus::placed;
+      }
+    }
+    return PlaceStatus::no_fit_now;
+  }
+
+
   PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
                     std::span<const UpcomingJob> = {}) const override {
     PlaceResult result;
@@ -33,9 +55,10 @@ class GreedyPlacement final : public PlacementPolicy {
       }
     };
     for (const PoolId p : pools) {
-      if (state.pool_free_total(p) < gpus) continue;
       const cluster::PoolSpec& pool = state.spec().pools[p];
-      if (cluster::fewest_nodes(pool, r) == 1) {
+      const int fewest = cluster::fewest_nodes(pool, r);
+      if (!state.freest_nodes_hold(p, fewest, gpus)) continue;  // no candidate on `fewest` nodes
+      if (fewest == 1) {
         // One node: the smallest list is the lowest-id node that can take the whole job (first fit).
         for (NodeId n = pool.first_node; n < pool.first_node + pool.nodes; ++n)
           if (state.free(n) >= gpus && state.max_share(n, r) >= gpus) {
@@ -63,8 +86,12 @@ class OrderedPlacement final : public PlacementPolicy {
       return result;
     }
     Candidates candidates;
-    for (const PoolId p : pools)
-      if (state.pool_free_total(p) >= r.gpus) collect_candidates(snapshot(state, p, r), r.gpus, /*relax=*/true, candidates);
+    for (const PoolId p : pools) {
+      const cluster::PoolSpec& pool = state.spec().pools[p];
+      // Candidates use at most fewest + 1 nodes.
+      if (state.freest_nodes_hold(p, std::min(cluster::fewest_nodes(pool, r), pool.nodes) + 1, r.gpus))
+        collect_candidates(snapshot(state, p, r), r.gpus, /*relax=*/true, candidates);
+    }
     for (auto* tier : {&candidates.tier1, &candidates.tier2}) {
       if (tier->empty()) continue;
       sort_(*tier);
