@@ -74,6 +74,10 @@ NodeFree empty_node(const PoolSpec& pool);
 // empty node)); a value above pool.nodes means never. The node count placements aim for (SPEC 4.1 tier 1).
 int fewest_nodes(const PoolSpec& pool, const Request& r);
 inline bool could_hold(const PoolSpec& pool, const Request& r) { return r.gpus > 0 && fewest_nodes(pool, r) <= pool.nodes; }
+// Whether the pool's CPUs or memory can limit how many of `r`'s GPUs a node takes (else its free GPUs do).
+inline bool other_resources_bind(const PoolSpec& pool, const Request& r) {
+  return (pool.cpus_per_node >= 0 && r.cpus > 0) || (pool.memory_mib_per_node >= 0 && r.memory_mib > 0);
+}
 
 // True when `pool` accepts `job` by its accepts keys and GPU type (ignores the pool's size).
 bool accepts(const PoolSpec& pool, const trace::JobSpec& job);

@@ -67,8 +67,8 @@ void ClusterState::change(NodeId node, int delta) {
 
 bool ClusterState::freest_nodes_hold(PoolId pool, int nodes, int gpus) const {
   if (pool_free_total_[pool] < gpus) return false;
-  const int* levels = free_levels_.data() + level_base_[pool];
-  for (int f = spec_->pools[pool].gpus_per_node; f > 0 && nodes > 0 && gpus > 0; --f) {
+  const std::span<const int> levels = pool_free_levels(pool);
+  for (int f = static_cast<int>(levels.size()) - 1; f > 0 && nodes > 0 && gpus > 0; --f) {
     const int take = std::min(nodes, levels[f]);
     nodes -= take;
     gpus -= take * f;

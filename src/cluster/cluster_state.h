@@ -47,6 +47,10 @@ class ClusterState {
   // any placement of `gpus` GPUs on at most `nodes` nodes, in O(gpus per node) from a per-pool count of
   // nodes by free GPUs (placements and backfill's shadow-time probes reject hopeless pools with it).
   bool freest_nodes_hold(PoolId pool, int nodes, int gpus) const;
+  // The pool's nodes by free GPUs: [f] = how many have f free, f = 0..gpus per node.
+  std::span<const int> pool_free_levels(PoolId pool) const {
+    return {free_levels_.data() + level_base_[pool], static_cast<std::size_t>(spec_->pools[pool].gpus_per_node) + 1};
+  }
   int free_total() const { return free_total_; }
   // Nodes with 0 < free < gpus_per_node, over the whole cluster.
   int partial_nodes() const { return partial_nodes_; }

@@ -49,7 +49,6 @@ class View {
   // their expected_end() is later and moves with the clock.
   std::span<const RunningEnd> running_by_estimated_end(PoolId pool) const { return engine_->running_by_estimated_end(pool); }
   JobView job(JobIndex j) const { return JobView(engine_->job(j)); }
-  const JobBrief& brief(JobIndex j) const { return engine_->brief(j); }
   std::size_t job_count() const { return engine_->job_count(); }
   const cluster::ClusterState& cluster() const { return engine_->cluster(); }
   const cluster::ClusterSpec& cluster_spec() const { return engine_->cluster_spec(); }

@@ -7,8 +7,7 @@ namespace rltune::policy {
 PoolSnapshot snapshot(const cluster::ClusterState& state, PoolId pool, const cluster::Request& request) {
   const auto& spec = state.spec().pools[pool];
   PoolSnapshot s{pool, spec.first_node, spec.gpus_per_node, state.pool_free(pool), {}, cluster::fewest_nodes(spec, request)};
-  const bool binds = (spec.cpus_per_node >= 0 && request.cpus > 0) || (spec.memory_mib_per_node >= 0 && request.memory_mib > 0);
-  if (binds)
+  if (cluster::other_resources_bind(spec, request))
     for (NodeId n = spec.first_node; n < spec.first_node + spec.nodes; ++n) s.caps.push_back(state.max_share(n, request));
   return s;
 }

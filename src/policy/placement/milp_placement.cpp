@@ -15,19 +15,13 @@ namespace rltune::policy {
 
 namespace {
 
-// Nodes of a pool by free GPUs: count[v] = nodes with v free, v = 0..G.
-std::vector<int> levels(std::span<const int> free, int gpus_per_node) {
-  std::vector<int> count(static_cast<std::size_t>(gpus_per_node) + 1, 0);
-  for (const int f : free) ++count[static_cast<std::size_t>(f)];
-  return count;
-}
-
 // True when the request fits pool p now on its fewest nodes: the m = fewest_nodes nodes that can take the
 // most of it hold all its GPUs (with CPUs and memory unmodelled: the m nodes with most free GPUs).
 bool fits(const cluster::ClusterState& state, PoolId p, const cluster::Request& r) {
   const cluster::PoolSpec& pool = state.spec().pools[p];
   int nodes = cluster::fewest_nodes(pool, r);
   if (r.gpus <= 0 || nodes > pool.nodes || !state.freest_nodes_hold(p, nodes, r.gpus)) return false;
+  if (!cluster::other_resources_bind(pool, r)) return true;  // each node can take all its free GPUs
   std::vector<int> count(static_cast<std::size_t>(pool.gpus_per_node) + 1, 0);  // nodes by the share they can take
   for (NodeId n = pool.first_node; n < pool.first_node + pool.nodes; ++n) ++count[static_cast<std::size_t>(state.max_share(n, r))];
   int held = 0;
@@ -44,7 +38,7 @@ bool fits(const cluster::ClusterState& state, PoolId p, const cluster::Request& 
 double objective_of(const cluster::ClusterState& state, PoolId p, int nodes_used, int left_on_used,
                     std::span<const UpcomingJob> upcoming, const MilpOptions& o) {
   const int gpus_per_node = state.spec().pools[p].gpus_per_node;
-  const std::vector<int> count = levels(state.pool_free(p), gpus_per_node);
+  const std::span<const int> count = state.pool_free_levels(p);
   int partial = 0, lowest = gpus_per_node, highest = 0, nodes = 0;
   double sum = 0, sum_sq = 0;  // of node utilisation (used / G)
   for (int v = 0; v <= gpus_per_node; ++v) {
@@ -221,7 +215,7 @@ class MilpPlacement final : public PlacementPolicy {
                          std::span<const UpcomingJob> relevant) const {
     const cluster::PoolSpec& pool = state.spec().pools[p];
     const int G = pool.gpus_per_node;
-    const std::vector<int> count = levels(state.pool_free(p), G);
+    const std::span<const int> count = state.pool_free_levels(p);
     const std::vector<NodeGroup> groups = groups_of(state, p, r, relevant);
     const MilpOptions& o = options_;
     milp::Model m;

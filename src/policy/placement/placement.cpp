@@ -15,11 +15,6 @@ bool any_pool_large_enough(const cluster::ClusterState& state, const cluster::Re
   return false;
 }
 
-// Whether the pool's CPUs or memory limit what a node can take of `r` (else GPUs alone decide).
-bool other_resources_bind(const cluster::PoolSpec& pool, const cluster::Request& r) {
-  return (pool.cpus_per_node >= 0 && r.cpus > 0) || (pool.memory_mib_per_node >= 0 && r.memory_mib > 0);
-}
-
 class GreedyPlacement final : public PlacementPolicy {
  public:
   // Where GPUs alone decide, a candidate on the fewest nodes exists exactly when the freest that many
@@ -28,7 +23,7 @@ class GreedyPlacement final : public PlacementPolicy {
     if (!any_pool_large_enough(state, r, pools)) return PlaceStatus::never_fits;
     for (const PoolId p : pools) {
       const cluster::PoolSpec& pool = state.spec().pools[p];
-      if (other_resources_bind(pool, r)) {
+      if (cluster::other_resources_bind(pool, r)) {
         const PoolId only[] = {p};
         if (place(state, r, only).status == PlaceStatus::placed) return PlaceStatus::placed;
       } else if (state.freest_nodes_hold(p, cluster::fewest_nodes(pool, r), r.gpus)) {
