@@ -47,12 +47,15 @@ TEST(Engine, RefusesInvalidDecisionsWithoutChangingState) {
   Engine engine(cluster, jobs);
   ASSERT_TRUE(engine.advance());
   EXPECT_EQ(engine.now(), 0);
-  EXPECT_NE(engine.start(0, {0, {{0, 3}}}), "");  // wrong GPU count
-  EXPECT_NE(engine.start(0, {0, {{1, 2}}}), "");  // no such node in the pool
-  EXPECT_NE(engine.start(1, {0, {{0, 2}}}), "");  // not arrived yet
+  const auto refusal = [&](JobIndex j, const cluster::Placement& p) { return engine.start(j, p).refusal; };
+  EXPECT_EQ(refusal(0, {0, {{0, 3}}}), StartRefusal::invalid_placement);  // wrong GPU count
+  EXPECT_EQ(refusal(0, {0, {{1, 2}}}), StartRefusal::invalid_placement);  // no such node in the pool
+  EXPECT_EQ(refusal(1, {0, {{0, 2}}}), StartRefusal::not_queued);         // not arrived yet
+  EXPECT_EQ(refusal(2, {0, {{0, 2}}}), StartRefusal::no_such_job);
+  EXPECT_EQ(engine.start(0, {0, {{0, 3}}}).reason, "job a: the placement gives 3 GPUs, the job needs 2");
   EXPECT_EQ(engine.cluster().free_total(), 4);
-  EXPECT_EQ(engine.start(0, {0, {{0, 2}}}), "");
-  EXPECT_NE(engine.start(0, {0, {{0, 2}}}), "");  // already running
+  EXPECT_TRUE(engine.start(0, {0, {{0, 2}}}).started());
+  EXPECT_EQ(refusal(0, {0, {{0, 2}}}), StartRefusal::not_queued);  // already running
   EXPECT_EQ(engine.cluster().free_total(), 2);
 }
 
@@ -62,7 +65,7 @@ TEST(Engine, AWakeIsADecisionPointUnlessAnEventComesFirst) {
   const std::vector<trace::JobSpec> jobs = {job("a", 0, 100, 4), job("b", 5, 10, 4), job("c", 300, 10, 4)};
   Engine engine(cluster, jobs);
   ASSERT_TRUE(engine.advance());
-  ASSERT_EQ(engine.start(0, {0, {{0, 4}}}), "");
+  ASSERT_TRUE(engine.start(0, {0, {{0, 4}}}).started());
   ASSERT_TRUE(engine.advance());
   EXPECT_EQ(engine.now(), 5);
   EXPECT_THROW(engine.wake_at(5), InvariantError);  // not after now
@@ -73,11 +76,11 @@ TEST(Engine, AWakeIsADecisionPointUnlessAnEventComesFirst) {
   engine.wake_at(250);
   ASSERT_TRUE(engine.advance());
   EXPECT_EQ(engine.now(), 100);  // "a" ends first; the wake is forgotten
-  ASSERT_EQ(engine.start(1, {0, {{0, 4}}}), "");
+  ASSERT_TRUE(engine.start(1, {0, {{0, 4}}}).started());
   EXPECT_TRUE(engine.event_pending());
   ASSERT_TRUE(engine.advance());
   EXPECT_EQ(engine.now(), 300);  // not 250
-  ASSERT_EQ(engine.start(2, {0, {{0, 4}}}), "");
+  ASSERT_TRUE(engine.start(2, {0, {{0, 4}}}).started());
   EXPECT_TRUE(engine.event_pending());  // "c" still runs
   EXPECT_FALSE(engine.advance());
   EXPECT_FALSE(engine.event_pending());

@@ -16,7 +16,7 @@ TEST(Observation, FeaturesOfAHandCase) {
                                             testing::job("j2", 100, 50, 16)};
   sim::Engine engine(cluster, jobs);
   ASSERT_TRUE(engine.advance());  // t = 0: r and j1 queued
-  ASSERT_EQ(engine.start(0, {0, {{0, 5}}}), "");
+  ASSERT_TRUE(engine.start(0, {0, {{0, 5}}}).started());
   ASSERT_TRUE(engine.advance());  // t = 100: j2 arrives; j1 still waits
   ASSERT_EQ(engine.now(), 100);
   Observation o;
@@ -80,7 +80,7 @@ TEST(Observation, SkipsJobsThatAreNoLongerQueued) {
   sim::Engine engine(cluster, jobs);
   ASSERT_TRUE(engine.advance());
   const std::vector<JobIndex> order = {0, 1};  // a stale order: a starts below
-  ASSERT_EQ(engine.start(0, {0, {{0, 2}}}), "");
+  ASSERT_TRUE(engine.start(0, {0, {{0, 2}}}).started());
   Observation o;
   observe(sim::View(engine), order, o);
   ASSERT_EQ(o.visible, 1);

@@ -1,7 +1,9 @@
 // The Slurm advisor's reading and decision, on answers recorded from a real Slurm 22.05 (4 nodes x 8
 // fake V100s; tests/fixtures/slurm): jobs 7-10 running, 11-16 pending, 15 held by an administrator.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -10,6 +12,8 @@
 #include "helpers.h"
 #include "policy/registry.h"
 #include "slurm/advisor.h"
+#include "slurm/loop.h"
+#include "core/process.h"
 #include "slurm/state.h"
 #include "trace/reader.h"
 
@@ -17,6 +21,7 @@ namespace rltune {
 namespace {
 
 using slurm::SlurmError;
+using testing::TempDir;
 
 std::string fixture(const std::string& name) {
   std::ifstream in(std::string(RLTUNE_FIXTURES) + "/slurm/" + name);
@@ -305,6 +310,94 @@ TEST(SacctReader, RejectsOutOfRangeValuesAndRoundsGpusUp) {
   EXPECT_EQ(t.jobs[0].cpus, 3);
   EXPECT_EQ(t.jobs[1].duration, 90 * 60);  // a leading part may exceed its unit
   EXPECT_EQ(t.jobs[1].gpus, 1);
+}
+
+TEST(Process, CollectsOutputErrorsAndExitStatus) {
+  const ProcessOutput o = run_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, "", 10);
+  EXPECT_EQ(o.status, 3);
+  EXPECT_EQ(o.out, "out\n");
+  EXPECT_EQ(o.err, "err\n");
+  // More than a pipe holds is read while the program runs.
+  EXPECT_EQ(run_process({"sh", "-c", "head -c 200000 /dev/zero | tr '\\0' a"}, "", 10).out, std::string(200000, 'a'));
+  EXPECT_EQ(command_line({"scontrol", "update", "JobId=12"}), "scontrol update JobId=12");
+}
+
+TEST(Process, AMissingProgramAndATimeOutAreFailures) {
+  const ProcessOutput missing = run_process({"rltune-no-such-program"}, "", 10);
+  EXPECT_EQ(missing.status, 127);
+  EXPECT_NE(missing.err.find("cannot run rltune-no-such-program"), std::string::npos) << missing.err;
+  const TempDir dir;
+  EXPECT_EQ(run_process({"sinfo"}, dir.path, 10).status, 127);  // looked up in the folder only
+  // A program that outlives its time, and a child it started that holds the pipes, are both killed.
+  const ProcessOutput slow = run_process({"sh", "-c", "sleep 60 & sleep 60"}, "", 0.2);
+  EXPECT_EQ(slow.status, -1);
+  EXPECT_NE(slow.err.find("timed out after 0.2 s"), std::string::npos) << slow.err;
+}
+
+// A folder of stand-ins for sinfo, squeue and scontrol: the first two answer with the recorded
+// fixtures, scontrol appends its arguments to `scontrol.log` and refuses `refuse_job`.
+std::string fake_slurm(const std::string& dir, const std::string& sinfo_exit, long long refuse_job) {
+  const auto script = [&](const std::string& name, const std::string& body) {
+    const std::string path = dir + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  };
+  const std::string fixtures = std::string(RLTUNE_FIXTURES) + "/slurm/";
+  script("sinfo", "cat " + fixtures + "sinfo.json; exit " + sinfo_exit);
+  script("squeue", "cat " + fixtures + "squeue.json");
+  script("scontrol", "echo \"$@\" >> " + dir + "/scontrol.log\n[ \"$2\" = JobId=" + std::to_string(refuse_job) +
+                         " ] && { echo 'Access/permission denied' >&2; exit 1; }\nexit 0");
+  return dir + "/scontrol.log";
+}
+
+// The loop's events, one JSON object per line.
+std::vector<nlohmann::json> events(const std::string& log) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST(SlurmLoop, OneCycleAppliesTheDecisionAndLogsEachCommand) {
+  const TempDir dir;
+  const std::string scontrol_log = fake_slurm(dir.path, "0", 13);
+  slurm::LoopOptions loop{.once = true, .bin_dir = dir.path, .json_log = true};
+  std::ostringstream log;
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, log), 0);
+  const auto e = events(log.str());
+  ASSERT_EQ(e.size(), 7u) << log.str();  // start, decision, five priority updates
+  EXPECT_EQ(e[0]["event"], "start");
+  EXPECT_EQ(e[1]["event"], "decision");
+  EXPECT_EQ(e[1]["order"], (std::vector<long long>{16, 12, 13, 14, 11}));
+  EXPECT_EQ(e[2]["event"], "applied");
+  EXPECT_EQ(e[2]["command"], "scontrol update JobId=16 Priority=100004");
+  EXPECT_EQ(e[4]["event"], "failed");  // job 13 refused
+  EXPECT_EQ(e[4]["error"], "Access/permission denied");
+  std::ifstream in(scontrol_log);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all,
+            "update JobId=16 Priority=100004\nupdate JobId=12 Priority=100003\nupdate JobId=13 Priority=100002\n"
+            "update JobId=14 Priority=100001\nupdate JobId=11 Priority=100000\n");
+}
+
+TEST(SlurmLoop, ADryRunChangesNothingAndAnUnreadableClusterSkipsTheCycle) {
+  const TempDir dir;
+  const std::string scontrol_log = fake_slurm(dir.path, "0", 0);
+  slurm::LoopOptions loop{.once = true, .dry_run = true, .bin_dir = dir.path, .json_log = true};
+  std::ostringstream log;
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, log), 0);
+  const auto e = events(log.str());
+  ASSERT_EQ(e.size(), 7u) << log.str();
+  EXPECT_EQ(e[6]["event"], "would_run");
+  EXPECT_FALSE(std::filesystem::exists(scontrol_log));
+
+  fake_slurm(dir.path, "2", 0);  // sinfo fails
+  std::ostringstream skipped;
+  loop.dry_run = false;
+  loop.json_log = false;
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, skipped), 1);
+  EXPECT_NE(skipped.str().find("cycle skipped, nothing applied: sinfo --json failed (exit 2)"), std::string::npos) << skipped.str();
+  EXPECT_FALSE(std::filesystem::exists(scontrol_log));
 }
 
 }  // namespace

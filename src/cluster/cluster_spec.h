@@ -74,6 +74,8 @@ NodeFree empty_node(const PoolSpec& pool);
 // empty node)); a value above pool.nodes means never. The node count placements aim for (SPEC 4.1 tier 1).
 int fewest_nodes(const PoolSpec& pool, const Request& r);
 inline bool could_hold(const PoolSpec& pool, const Request& r) { return r.gpus > 0 && fewest_nodes(pool, r) <= pool.nodes; }
+// Whether the pool counts CPUs or memory at all (else only free GPUs limit what a node takes).
+inline bool tracks_cpus_or_memory(const PoolSpec& pool) { return pool.cpus_per_node >= 0 || pool.memory_mib_per_node >= 0; }
 // Whether the pool's CPUs or memory can limit how many of `r`'s GPUs a node takes (else its free GPUs do).
 inline bool other_resources_bind(const PoolSpec& pool, const Request& r) {
   return (pool.cpus_per_node >= 0 && r.cpus > 0) || (pool.memory_mib_per_node >= 0 && r.memory_mib > 0);

@@ -77,8 +77,8 @@ bool DecisionPass::start_in(JobIndex j, std::span<const JobIndex> later) {
   }
   const PlaceResult r = placement_->place(v.cluster(), v.job(j).request(), pools_, upcoming_);
   if (r.status != PlaceStatus::placed) return false;
-  const std::string problem = engine_->start(j, r.placement);
-  RLTUNE_CHECK(problem.empty(), "the engine refused a placement: " + problem);
+  const sim::StartOutcome outcome = engine_->start(j, r.placement);
+  RLTUNE_CHECK(outcome.started(), "the engine refused a placement: " + outcome.reason);
   bounds_valid_ = false;
   return true;
 }
@@ -141,8 +141,7 @@ void DecisionPass::update_bounds() const {
   const auto could_hold = [&](int gpus) {
     for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) {
       const cluster::PoolSpec& pool = cluster.spec().pools[p];
-      const bool gpus_only = pool.cpus_per_node < 0 && pool.memory_mib_per_node < 0;
-      const int nodes = gpus_only ? (gpus + pool.gpus_per_node - 1) / pool.gpus_per_node + 1 : pool.nodes;
+      const int nodes = cluster::tracks_cpus_or_memory(pool) ? pool.nodes : (gpus + pool.gpus_per_node - 1) / pool.gpus_per_node + 1;
       if (cluster.freest_nodes_hold(p, nodes, gpus)) return true;
     }
     return false;

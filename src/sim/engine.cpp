@@ -193,12 +193,14 @@ cluster::Placement with_request(const cluster::Placement& placement, const trace
 
 }  // namespace
 
-std::string Engine::start(JobIndex j, const cluster::Placement& placement) {
-  if (j < 0 || j >= static_cast<JobIndex>(jobs_.size())) return fmt::format("job index {} does not exist", j);
+StartOutcome Engine::start(JobIndex j, const cluster::Placement& placement) {
+  if (j < 0 || j >= static_cast<JobIndex>(jobs_.size()))
+    return {StartRefusal::no_such_job, fmt::format("job index {} does not exist", j)};
   SimJob& job = jobs_[j];
-  if (job.state != JobState::queued) return fmt::format("job {} is {}, not queued", job.spec->id, to_string(job.state));
+  if (job.state != JobState::queued)
+    return {StartRefusal::not_queued, fmt::format("job {} is {}, not queued", job.spec->id, to_string(job.state))};
   std::string problem = cluster_.validate(placement, cluster::request_of(*job.spec), job.eligible);
-  if (!problem.empty()) return fmt::format("job {}: {}", job.spec->id, problem);
+  if (!problem.empty()) return {StartRefusal::invalid_placement, fmt::format("job {}: {}", job.spec->id, problem)};
   job.placement = with_request(placement, *job.spec);
   cluster_.allocate(job.placement);
   job.state = JobState::running;
@@ -210,7 +212,7 @@ std::string Engine::start(JobIndex j, const cluster::Placement& placement) {
   add_running(j);
   completions_.push({job.end, j});
   for (auto* o : observers_) o->on_start(now_, j);
-  return "";
+  return {};
 }
 
 void Engine::resume(Seconds now, std::span<const Running> running) {

@@ -67,6 +67,19 @@ struct RunningEnd {
   friend auto operator<=>(const RunningEnd&, const RunningEnd&) = default;
 };
 
+// What Engine::start did with a decision.
+enum class StartRefusal {
+  none,               // started
+  no_such_job,        // the index names no job
+  not_queued,         // pending, running, completed or rejected
+  invalid_placement,  // a pool the job may not use, nodes without the free resources, or the wrong GPU count
+};
+struct StartOutcome {
+  StartRefusal refusal = StartRefusal::none;
+  std::string reason;  // for people, when refused
+  bool started() const { return refusal == StartRefusal::none; }
+};
+
 // Receives what happens, in order. Default implementations ignore the event.
 class Observer {
  public:
@@ -174,9 +187,8 @@ class Engine {
   const cluster::ClusterSpec& cluster_spec() const { return cluster_.spec(); }
   const EngineOptions& options() const { return options_; }
 
-  // Starts queued job `j` now with `placement`. Returns "" on success; otherwise the reason the decision
-  // is invalid (not queued, pool not eligible, node lacks GPUs, wrong GPU count), and nothing changes.
-  std::string start(JobIndex j, const cluster::Placement& placement);
+  // Starts queued job `j` now with `placement`, or refuses the decision and changes nothing.
+  StartOutcome start(JobIndex j, const cluster::Placement& placement);
 
  private:
   struct EstimateHeap {

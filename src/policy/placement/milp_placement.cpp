@@ -151,7 +151,7 @@ class MilpPlacement final : public PlacementPolicy {
   int lookahead() const override { return options_.lookahead; }
   // Exactly when greedy places: no model is solved for a yes/no question.
   PlaceStatus feasibility(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools) const override {
-    return greedy_->place(state, r, pools).status;
+    return greedy_->feasibility(state, r, pools);
   }
   const PlacementStats* stats() const override { return &stats_; }
 

@@ -33,7 +33,6 @@ class GreedyPlacement final : public PlacementPolicy {
     return PlaceStatus::no_fit_now;
   }
 
-
   PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
                     std::span<const UpcomingJob> = {}) const override {
     PlaceResult result;
