@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/parallel.h"
 #include "experiment/config.h"
 #include "experiment/runner.h"
 #include "experiment/stats.h"
@@ -245,6 +247,68 @@ TEST(ExperimentRunner, PairedWindowsAndTheSameResultsWhateverJobs) {
   std::set<std::string> seen;
   for (const auto& r : series.rows) seen.insert(r[0] + "|" + r[2] + "|" + r[3]);
   EXPECT_EQ(seen.size(), 2u * 3 + 2u * 4);
+}
+
+// run_paired (what `rltune evaluate` runs on): the runs of the experiment's first workload, by window
+// and policy, whatever the thread count.
+TEST(ExperimentRunner, RunPairedGivesTheExperimentsRunsOnAnyThreadCount) {
+  const Config c = parse(kConfig);
+  const experiment::Workload& w = c.workloads[0];
+  const experiment::LoadedWorkload loaded = experiment::load_workload(w);
+  ASSERT_EQ(loaded.starts.size(), 4u);
+  const auto one = experiment::run_paired(w, loaded, {}, 1);
+  const auto two = experiment::run_paired(w, loaded, {}, 2);
+  TempDir dir;
+  experiment::run_experiment(c, dir.path, {.jobs = 1, .progress = false});
+  const auto runs = report::CsvTable::read(dir.path + "/runs.csv");
+  const std::size_t cc = runs.column("cluster"), wc = runs.column("window"), pc = runs.column("policy"),
+                    bc = runs.column("avg_bsld");
+  ASSERT_EQ(one.size(), 4u);
+  std::size_t compared = 0;
+  for (std::size_t k = 0; k < one.size(); ++k) {
+    ASSERT_EQ(one[k].size(), w.policies.size());
+    for (std::size_t p = 0; p < w.policies.size(); ++p) {
+      const auto a = metrics::summarize(one[k][p]), b = metrics::summarize(two[k][p]);
+      EXPECT_EQ(one[k][p].window, fmt::format("{}:64", loaded.starts[k]));
+      EXPECT_EQ(a.avg_bsld, b.avg_bsld);
+      EXPECT_EQ(a.avg_wait_s, b.avg_wait_s);
+      for (const auto& r : runs.rows)
+        if (r[cc] == "helios" && r[wc] == one[k][p].window && r[pc] == w.policies[p].label) {
+          EXPECT_DOUBLE_EQ(std::stod(r[bc]), a.avg_bsld) << r[wc] << " " << r[pc];
+          ++compared;
+        }
+    }
+  }
+  EXPECT_EQ(compared, 4u * 3);
+}
+
+TEST(Parallel, EachTaskRunsOnceOnAWorkerOfItsOwnAndTheFirstErrorIsRethrown) {
+  for (const int threads : {1, 2, 8}) {
+    std::vector<std::atomic<int>> calls(100);
+    std::vector<std::atomic<int>> busy(8);  // tasks running per worker: never two at once
+    std::atomic<bool> overlap{false}, out_of_range{false};
+    for_each_parallel(calls.size(), threads, [&](std::size_t i, int worker) {
+      if (worker < 0 || worker >= threads) {
+        out_of_range = true;
+        return;
+      }
+      if (++busy[static_cast<std::size_t>(worker)] != 1) overlap = true;
+      ++calls[i];
+      --busy[static_cast<std::size_t>(worker)];
+    });
+    for (const auto& c : calls) EXPECT_EQ(c.load(), 1) << threads;
+    EXPECT_FALSE(overlap) << threads;
+    EXPECT_FALSE(out_of_range) << threads;
+  }
+  std::atomic<int> started{0};
+  EXPECT_THROW(for_each_parallel(1000, 1,
+                                 [&](std::size_t i, int) {
+                                   ++started;
+                                   if (i == 3) throw InputError("run 3 failed");
+                                 }),
+               InputError);
+  EXPECT_EQ(started.load(), 4);  // on one thread nothing starts after the failure
+  for_each_parallel(0, 4, [](std::size_t, int) { FAIL() << "nothing to run"; });
 }
 
 TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {

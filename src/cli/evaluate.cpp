@@ -1,17 +1,18 @@
 // `rltune evaluate`: a trained model and heuristic baselines on the same windows (paired), with the
-// improvement of the model over each baseline; writes evaluation.json (DESIGN.md section 3).
+// improvement of the model over each baseline; writes evaluation.json (DESIGN.md section 3). The runs
+// are an experiment of one workload (experiment::run_paired).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "core/rng.h"
 #include "policy/registry.h"
 #include "report/table.h"
-#include "rl/env.h"
 #include "rl/rl_policy.h"
 
 namespace rltune::cli {
@@ -31,6 +32,7 @@ struct EvaluateArgs {
   int warmup = 0;
   bool whole = false;  // --window all
   bool sample = false;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string out;
 };
 
@@ -38,55 +40,44 @@ struct EvaluateArgs {
 constexpr const char* kImproved[] = {"avg_wait_s", "p95_wait_s", "avg_jct_s", "p95_jct_s", "avg_bsld", "p95_bsld", "gpu_utilization"};
 
 int run_evaluate(const EvaluateArgs& a) {
-  const rl::PolicyFile model = rl::load_policy(a.model);
-  const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
-  const trace::Trace trace = a.trace.load(cluster);
-  const sim::EngineOptions engine_options = a.profile.engine();
-  const sim::Split split = sim::parse_split(a.split);
+  experiment::Models models;
+  const rl::PolicyFile& model = models.emplace(a.model, rl::load_policy(a.model)).first->second;
   if (a.windows < 1 || a.window_len < 1) throw InputError("--windows and --window-len must be at least 1");
   if (!(a.train_split > 0 && a.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
-  const auto [first, last] = sim::split_range(trace.jobs.size(), a.train_split, split);
-  if (a.whole && first == last) throw InputError(fmt::format("--window all: the {} split holds no jobs", a.split));
-  const std::size_t len = a.whole ? last - first : static_cast<std::size_t>(a.window_len);
-  // Windows drawn as the training environment draws them, from the seed; or the whole split.
-  Rng rng(a.trace.sample_seed);
-  std::vector<std::size_t> starts;
-  if (a.whole) starts.push_back(first);
-  else
-    for (int w = 0; w < a.windows; ++w) starts.push_back(sim::draw_window(rng, trace.jobs.size(), a.train_split, split, len));
-
-  struct Entry {
-    std::string name;
-    policy::ProfileOptions options;
-    std::unique_ptr<policy::ProfileScheduler> scheduler;
-    std::vector<metrics::RunMetrics> runs;
-  };
-  std::vector<Entry> entries;
+  if (a.jobs < 1) throw InputError("--jobs must be at least 1");
+  // A paired experiment of one workload: the baselines, then the model.
+  experiment::Workload workload;
+  workload.windows = {.count = a.windows, .length = a.window_len, .whole = a.whole, .split = sim::parse_split(a.split),
+                      .train_split = a.train_split, .seed = a.trace.sample_seed, .warmup = a.warmup, .where = ""};
+  const sim::EngineOptions engine_options = a.profile.engine();
   for (const auto& name : split_list(a.baselines)) {
     if (name == "rl" || name == "rl-sampled" || rl::parse_rl_spec(name)) throw InputError("--baselines: list heuristics only; the model is --model");
-    policy::ProfileOptions p = a.profile.profile(name);
-    entries.push_back({name, p, policy::make_profile(p), {}});
+    workload.policies.push_back({name, a.profile.profile(name), engine_options, ""});
   }
-  {
-    policy::ProfileOptions p = a.profile.profile("fcfs");
-    p.priority = "rl";
-    entries.push_back(
-        {"rl", p, rl::make_rl_profile(model, p, a.sample ? std::optional<std::uint64_t>(a.trace.sample_seed) : std::nullopt), {}});
-  }
+  policy::ProfileOptions rl_profile = a.profile.profile("fcfs");
+  rl_profile.priority = (a.sample ? "rl-sampled:" : "rl:") + a.model;
+  rl_profile.priority_options.seed = a.trace.sample_seed;
+  workload.policies.push_back({"rl", rl_profile, engine_options, ""});
 
+  experiment::LoadedWorkload loaded{cluster::load_cluster(a.cluster), {}, {}, 0};
+  loaded.trace = a.trace.load(loaded.cluster);
+  try {
+    experiment::draw_windows(workload.windows, loaded);  // as the training environment draws them, from the seed
+  } catch (const InputError& e) {
+    if (a.whole) throw InputError(fmt::format("--window all: {}", e.what()));
+    throw;
+  }
+  const cluster::ClusterSpec& cluster = loaded.cluster;
+  const trace::Trace& trace = loaded.trace;
+  const auto [first, last] = sim::split_range(trace.jobs.size(), a.train_split, workload.windows.split);
   std::cout << fmt::format("model    {} (epoch {}, baseline {}, features {}, trained on {})\n", a.model, model.epoch,
                            model.baseline, rl::to_string(model.observation.features), model.score);
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
                            cluster.total_gpus(), trace.source, trace.jobs.size());
-  std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}){}; placement {}; {}\n\n", starts.size(), len,
-                           a.split, first, last, a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "",
+  std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}){}; placement {}; {}\n\n", loaded.starts.size(),
+                           loaded.length, a.split, first, last, a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "",
                            a.profile.placement, a.sample ? "sampled actions" : "argmax actions");
-
-  for (auto& e : entries)
-    for (const std::size_t s : starts) {
-      const sim::WarmWindow jobs = sim::warm_window(trace.jobs, s, len, static_cast<std::size_t>(a.warmup));
-      e.runs.push_back(run_window(cluster, jobs, engine_options, *e.scheduler, fmt::format("{}:{}", s, len)));
-    }
+  const auto runs = experiment::run_paired(workload, loaded, models, a.jobs);  // runs[window][policy]
 
   report::Json evaluation;
   evaluation["metric"] = model.score;
@@ -94,32 +85,34 @@ int run_evaluate(const EvaluateArgs& a) {
   evaluation["split"] = a.split;
   evaluation["seed"] = a.trace.sample_seed;
   if (a.warmup > 0) evaluation["warmup"] = a.warmup;
+  const auto& policies = workload.policies;
   report::Json windows = report::Json::array();
-  for (std::size_t w = 0; w < starts.size(); ++w) {
-    report::Json policies;
-    for (const auto& e : entries) policies[e.name] = report::to_json(metrics::summarize(e.runs[w]));
-    windows.push_back({{"window", entries[0].runs[w].window}, {"policies", policies}});
+  for (std::size_t w = 0; w < runs.size(); ++w) {
+    report::Json by_policy;
+    for (std::size_t p = 0; p < policies.size(); ++p) by_policy[policies[p].label] = report::to_json(metrics::summarize(runs[w][p]));
+    windows.push_back({{"window", runs[w][0].window}, {"policies", by_policy}});
   }
   evaluation["windows"] = windows;
   std::vector<std::pair<std::string, metrics::Summary>> rows;
-  for (const auto& e : entries) {
+  for (std::size_t p = 0; p < policies.size(); ++p) {
     std::vector<const metrics::RunMetrics*> ptrs;
-    for (const auto& r : e.runs) ptrs.push_back(&r);
-    rows.emplace_back(e.name, metrics::summarize(ptrs));
+    for (const auto& window : runs) ptrs.push_back(&window[p]);
+    rows.emplace_back(policies[p].label, metrics::summarize(ptrs));
     if (const std::string warning = metrics::time_limit_warning(rows.back().second.milp_time_limit_hits, rows.back().second.milp_solves); !warning.empty())
-      spdlog::warn("{}: {}", e.name, warning);
-    evaluation["aggregate"][e.name] = report::to_json(rows.back().second);
+      spdlog::warn("{}: {}", policies[p].label, warning);
+    evaluation["aggregate"][policies[p].label] = report::to_json(rows.back().second);
   }
   const report::Json& rl = evaluation["aggregate"]["rl"];
   std::string lines;
-  for (const auto& e : entries) {
-    if (e.name == "rl") continue;
-    const report::Json& base = evaluation["aggregate"][e.name];
+  for (const auto& baseline : policies) {
+    if (baseline.label == "rl") continue;
+    const std::string& name = baseline.label;
+    const report::Json& base = evaluation["aggregate"][name];
     report::Json pct;
     for (const char* key : kImproved)
       pct[std::string(key) + "_pct"] = metrics::improvement_pct(metrics::summary_metric(key), base[key].get<double>(), rl[key].get<double>());
-    evaluation["improvement"][e.name] = pct;
-    lines += fmt::format("  rl vs {:<12} bsld {:+6.1f}%  wait {:+6.1f}%  jct {:+6.1f}%  utilisation {:+6.1f}%\n", e.name,
+    evaluation["improvement"][name] = pct;
+    lines += fmt::format("  rl vs {:<12} bsld {:+6.1f}%  wait {:+6.1f}%  jct {:+6.1f}%  utilisation {:+6.1f}%\n", name,
                          pct["avg_bsld_pct"].get<double>(), pct["avg_wait_s_pct"].get<double>(),
                          pct["avg_jct_s_pct"].get<double>(), pct["gpu_utilization_pct"].get<double>());
   }
@@ -172,6 +165,7 @@ Command add_evaluate(CLI::App& app) {
   sub->add_option("--train-split", args->train_split, "Share of the trace (by job index) used for training")
       ->capture_default_str();
   sub->add_flag("--sample", args->sample, "Sample the model's actions (seeded) instead of taking the argmax");
+  sub->add_option("--jobs", args->jobs, "Runs in parallel (results do not depend on it)")->capture_default_str();
   sub->add_option("--out", args->out, "Directory for evaluation.json");
   return {sub, [args, sub] {
             args->profile.check(*sub);

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -13,12 +12,12 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "cluster/cluster_spec.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/parallel.h"
 #include "core/progress.h"
 #include "core/rng.h"
 #include "experiment/stats.h"
@@ -123,15 +122,25 @@ class SeriesRecorder final : public sim::Observer {
   double last_frag_ = -1;
 };
 
-struct Loaded {
-  cluster::ClusterSpec cluster;
-  trace::Trace trace;
-  std::vector<std::size_t> starts;  // window starts, the same for every policy (paired)
-  std::size_t length = 0;           // jobs per window
-};
+}  // namespace
 
-Loaded load_workload(const Workload& w) {
-  Loaded l{cluster::load_cluster(w.cluster), {}, {}, 0};
+void draw_windows(const WindowSpec& ws, LoadedWorkload& l) {
+  l.starts.clear();
+  if (ws.whole) {
+    const auto [first, last] = sim::split_range(l.trace.jobs.size(), ws.train_split, ws.split);
+    if (first == last)
+      throw InputError(fmt::format("the {} split holds none of its {} jobs", sim::to_string(ws.split), l.trace.jobs.size()));
+    l.starts = {first};
+    l.length = last - first;
+    return;
+  }
+  l.length = static_cast<std::size_t>(ws.length);
+  Rng rng(ws.seed);
+  for (int k = 0; k < ws.count; ++k) l.starts.push_back(sim::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, l.length));
+}
+
+LoadedWorkload load_workload(const Workload& w) {
+  LoadedWorkload l{cluster::load_cluster(w.cluster), {}, {}, 0};
   const TraceSource& t = w.trace;
   try {
     if (t.files.empty()) {
@@ -146,30 +155,35 @@ Loaded load_workload(const Workload& w) {
     throw InputError(fmt::format("{}: workload {}/{}: {}", w.where, w.cluster_label, t.label, e.what()));
   }
   const WindowSpec& ws = w.windows;
-  if (ws.whole) {
-    const auto [first, last] = sim::split_range(l.trace.jobs.size(), ws.train_split, ws.split);
-    if (first == last)
-      throw InputError(fmt::format("{}: length all: workload {}/{}: the {} split holds none of its {} jobs", ws.where,
-                                   w.cluster_label, t.label, sim::to_string(ws.split), l.trace.jobs.size()));
-    l.starts = {first};
-    l.length = last - first;
-    return l;
-  }
-  l.length = static_cast<std::size_t>(ws.length);
-  Rng rng(ws.seed);
   try {
-    for (int k = 0; k < ws.count; ++k)
-      l.starts.push_back(sim::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, l.length));
+    draw_windows(ws, l);
   } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, l.length,
-                                 w.cluster_label, t.label, l.trace.jobs.size(), e.what()));
+    if (ws.whole) throw InputError(fmt::format("{}: length all: workload {}/{}: {}", ws.where, w.cluster_label, t.label, e.what()));
+    throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, ws.length, w.cluster_label,
+                                 t.label, l.trace.jobs.size(), e.what()));
   }
   return l;
 }
 
+Models load_models(std::span<const Workload> workloads) {
+  Models models;
+  for (const auto& w : workloads)
+    for (const auto& s : w.policies)
+      if (const auto rl_spec = rl::parse_rl_spec(s.profile.priority); rl_spec && !models.count(rl_spec->model)) {
+        try {
+          models.emplace(rl_spec->model, rl::load_policy(rl_spec->model));
+        } catch (const InputError& e) {
+          throw InputError(fmt::format("{}: policy {}: {}", s.where, s.label, e.what()));
+        }
+      }
+  return models;
+}
+
+namespace {
+
 // A digest of every file the runs read (traces, runtime sources, cluster and workload files, models), by
 // path: what --resume compares, since a file can change while the config stays the same.
-Json input_digests(const Config& config, const std::map<std::string, rl::PolicyFile>& models) {
+Json input_digests(const Config& config, const Models& models) {
   std::set<std::string> files;
   for (const Workload& w : config.workloads) {
     const TraceSource& t = w.trace;
@@ -187,8 +201,7 @@ Json input_digests(const Config& config, const std::map<std::string, rl::PolicyF
   return out;
 }
 
-std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s,
-                                                         const std::map<std::string, rl::PolicyFile>& models) {
+std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s, const Models& models) {
   const auto& p = s.profile;
   const auto rl_spec = rl::parse_rl_spec(p.priority);
   if (!rl_spec) return policy::make_profile(p);
@@ -196,21 +209,28 @@ std::unique_ptr<policy::ProfileScheduler> make_scheduler(const PolicySpec& s,
                              rl_spec->sampled ? std::optional<std::uint64_t>(p.priority_options.seed) : std::nullopt);
 }
 
+std::string window_label(const LoadedWorkload& l, std::size_t window) { return fmt::format("{}:{}", l.starts[window], l.length); }
+
+sim::WarmWindow window_jobs(const Workload& w, const LoadedWorkload& l, std::size_t window) {
+  return sim::warm_window(l.trace.jobs, l.starts[window], l.length, static_cast<std::size_t>(w.windows.warmup));
+}
+
+metrics::RunMetrics run_policy(const LoadedWorkload& l, const PolicySpec& s, const sim::WarmWindow& jobs, const std::string& label,
+                               const Models& models, sim::Observer* observer) {
+  auto scheduler = make_scheduler(s, models);
+  return run_window(l.cluster, jobs, s.engine, *scheduler, label, observer);
+}
+
 // One run's record: what runs/*.json holds and every output is computed from.
-Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_t window, bool series,
-             const std::map<std::string, rl::PolicyFile>& models) {
-  const std::size_t len = l.length;
-  const std::size_t start = l.starts[window];
+Json run_one(const Workload& w, const LoadedWorkload& l, const PolicySpec& s, std::size_t window, bool series, const Models& models) {
   Json record;
-  record["window"] = fmt::format("{}:{}", start, len);
+  record["window"] = window_label(l, window);
   record["policy"] = s.label;
   try {
-    auto scheduler = make_scheduler(s, models);
     Json ts;
-    const sim::WarmWindow jobs = sim::warm_window(l.trace.jobs, start, len, static_cast<std::size_t>(w.windows.warmup));
+    const sim::WarmWindow jobs = window_jobs(w, l, window);
     SeriesRecorder recorder(ts, jobs.warmup > 0 ? jobs.jobs[jobs.warmup].submit : std::numeric_limits<Seconds>::min());
-    const metrics::RunMetrics run =
-        run_window(l.cluster, jobs, s.engine, *scheduler, record["window"].get<std::string>(), series ? &recorder : nullptr);
+    const metrics::RunMetrics run = run_policy(l, s, jobs, record["window"].get<std::string>(), models, series ? &recorder : nullptr);
     recorder.close();
     const metrics::Summary m = metrics::summarize(run);
     record["status"] = "completed";
@@ -236,6 +256,7 @@ Json run_one(const Workload& w, const Loaded& l, const PolicySpec& s, std::size_
 struct Task {
   std::size_t workload, window, policy;
 };
+using Records = std::vector<std::vector<std::vector<Json>>>;  // run records by workload, window, policy
 
 std::string run_file(const Task& t) { return fmt::format("w{}-k{:04}-p{:02}.json", t.workload, t.window, t.policy); }
 
@@ -251,7 +272,7 @@ void write_row(std::ostream& out, std::initializer_list<std::string_view> fields
 // The outputs, computed only from the run records (fresh or reused: the same bytes either way).
 struct Writer {
   const Config& config;
-  const std::vector<std::vector<std::vector<Json>>>& records;  // [workload][window][policy]
+  const Records& records;  // [workload][window][policy]
 
   std::string runs_csv(bool timings) const {
     std::ostringstream out;
@@ -400,30 +421,15 @@ Json read_json(const fs::path& path) {
 
 }  // namespace
 
-Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options) {
-  const auto begin = std::chrono::steady_clock::now();
-  // Everything that can fail on bad input fails here, before the first run.
-  std::vector<Loaded> loaded;
-  for (const auto& w : config.workloads) loaded.push_back(load_workload(w));
-  std::map<std::string, rl::PolicyFile> models;
-  for (const auto& w : config.workloads)
-    for (const auto& s : w.policies)
-      if (const auto rl_spec = rl::parse_rl_spec(s.profile.priority); rl_spec && !models.count(rl_spec->model)) {
-        try {
-          models.emplace(rl_spec->model, rl::load_policy(rl_spec->model));
-        } catch (const InputError& e) {
-          throw InputError(fmt::format("{}: policy {}: {}", s.where, s.label, e.what()));
-        }
-      }
+namespace {
 
-  const fs::path out(out_dir);
-  Json effective = config.effective;
-  effective["rltune_version"] = RLTUNE_VERSION;
-  effective["inputs"] = input_digests(config, models);
-  const std::string config_text = effective.dump(2) + "\n";
+// Claims `out` for the experiment whose effective config is `config_text`: refuses a folder that holds
+// another experiment (or any, without `resume`) and writes config.json.
+void claim_out_dir(const fs::path& out, const Json& effective, const std::string& config_text, bool resume) {
+  const std::string out_dir = out.string();
   std::error_code ec;
   if (fs::exists(out / "config.json")) {
-    if (!options.resume)
+    if (!resume)
       throw InputError(fmt::format("--out {}: already holds an experiment; add --resume to continue it, or choose "
                                    "another folder", out_dir));
     Json previous;
@@ -456,13 +462,55 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   fs::create_directories(out / "runs", ec);
   if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out_dir, ec.message()));
   write_file((out / "config.json").string(), config_text);
+}
+
+// Warns once when MILP solves hit the wall-clock limit (their results may then depend on machine load).
+void warn_time_limit_hits(const Records& records) {
+  std::size_t hits = 0, solves = 0;
+  for (const auto& workload : records)
+    for (const auto& window : workload)
+      for (const Json& r : window)
+        if (r.contains("metrics") && r["metrics"].contains("milp_time_limit_hits")) {
+          hits += r["metrics"]["milp_time_limit_hits"].get<std::size_t>();
+          solves += r["metrics"]["milp_solves"].get<std::size_t>();
+        }
+  if (const std::string warning = metrics::time_limit_warning(hits, solves); !warning.empty()) spdlog::warn("{}", warning);
+}
+
+void write_outputs(const fs::path& out, const Config& config, const Json& effective, const Records& records) {
+  const Writer writer{config, records};
+  write_file((out / "runs.csv").string(), writer.runs_csv(false));
+  write_file((out / "timings.csv").string(), writer.runs_csv(true));
+  const std::string summary = writer.summary_csv();
+  write_file((out / "summary.csv").string(), summary);
+  write_file((out / "summary.md").string(),
+             report::summary_markdown(effective, report::CsvTable::parse(summary, (out / "summary.csv").string())));
+  write_file((out / "cdf.csv").string(), writer.cdf_csv());
+  write_file((out / "timeseries.csv").string(), writer.timeseries_csv());
+}
+
+}  // namespace
+
+Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options) {
+  const auto begin = std::chrono::steady_clock::now();
+  // Everything that can fail on bad input fails here, before the first run.
+  std::vector<LoadedWorkload> loaded;
+  for (const auto& w : config.workloads) loaded.push_back(load_workload(w));
+  const Models models = load_models(config.workloads);
+
+  const fs::path out(out_dir);
+  Json effective = config.effective;
+  effective["rltune_version"] = RLTUNE_VERSION;
+  effective["inputs"] = input_digests(config, models);
+  const std::string config_text = effective.dump(2) + "\n";
+  claim_out_dir(out, effective, config_text, options.resume);
 
   // Runs in rounds of one window of every workload, so that the progress bar's ETA, taken from the
   // runs done so far, sees every workload's cost from the first round (workload after workload, a
   // cheap first workload made it several times too low). Records are kept by task: the order of
   // running changes no output.
   std::vector<Task> tasks;
-  std::vector<std::vector<std::vector<Json>>> records(config.workloads.size());
+  Records records(config.workloads.size());
   std::size_t rounds = 0;
   for (std::size_t w = 0; w < config.workloads.size(); ++w) {
     records[w].assign(loaded[w].starts.size(), std::vector<Json>(config.workloads[w].policies.size()));
@@ -493,70 +541,51 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
     todo.push_back(t);
   }
 
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;  // guards progress, the failure count and the first internal error
+  std::mutex mutex;  // guards progress, the failure count and the records
   std::size_t done = 0;
-  std::string internal_error;
   std::unique_ptr<Progress> progress;
   if (options.progress && !todo.empty())
     progress = std::make_unique<Progress>(fmt::format("experiment {}", config.name), static_cast<double>(todo.size()));
-  const auto worker = [&] {
-    while (true) {
-      const std::size_t i = next++;
-      if (i >= todo.size()) return;
+  try {
+    for_each_parallel(todo.size(), options.jobs, [&](std::size_t i, int) {
       const Task& t = todo[i];
       const Workload& w = config.workloads[t.workload];
-      try {
-        Json r = run_one(w, loaded[t.workload], w.policies[t.policy], t.window,
-                         static_cast<int>(t.window) < config.timeseries_windows, models);
-        write_file((out / "runs" / run_file(t)).string(), r.dump() + "\n");
-        std::lock_guard lock(mutex);
-        if (r["status"] != "completed") {
-          ++outcome.failed;
-          spdlog::error("run {}/{} window {} policy {} failed: {}", w.cluster_label, w.trace.label,
-                        r["window"].get<std::string>(), w.policies[t.policy].label, r["error"].get<std::string>());
-        }
-        records[t.workload][t.window][t.policy] = std::move(r);
-        ++done;
-        if (progress)
-          progress->update(static_cast<double>(done), fmt::format("{}/{} runs{}", done, todo.size(),
-                                                                  outcome.failed ? fmt::format(", {} failed", outcome.failed) : ""));
-      } catch (const std::exception& e) {  // writing the record failed: stop everyone
-        std::lock_guard lock(mutex);
-        if (internal_error.empty()) internal_error = e.what();
-        next = todo.size();
+      Json r = run_one(w, loaded[t.workload], w.policies[t.policy], t.window,
+                       static_cast<int>(t.window) < config.timeseries_windows, models);
+      write_file((out / "runs" / run_file(t)).string(), r.dump() + "\n");  // a failed write stops everyone
+      std::lock_guard lock(mutex);
+      if (r["status"] != "completed") {
+        ++outcome.failed;
+        spdlog::error("run {}/{} window {} policy {} failed: {}", w.cluster_label, w.trace.label, r["window"].get<std::string>(),
+                      w.policies[t.policy].label, r["error"].get<std::string>());
       }
-    }
-  };
-  const int threads = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (!internal_error.empty()) throw InputError("experiment stopped: " + internal_error);
+      records[t.workload][t.window][t.policy] = std::move(r);
+      ++done;
+      if (progress)
+        progress->update(static_cast<double>(done), fmt::format("{}/{} runs{}", done, todo.size(),
+                                                                outcome.failed ? fmt::format(", {} failed", outcome.failed) : ""));
+    });
+  } catch (const std::exception& e) {
+    throw InputError(std::string("experiment stopped: ") + e.what());
+  }
   if (progress) progress->finish(fmt::format("{} runs, {} failed", todo.size(), outcome.failed));
 
-  std::size_t hits = 0, solves = 0;
-  for (const auto& workload : records)
-    for (const auto& window : workload)
-      for (const Json& r : window)
-        if (r.contains("metrics") && r["metrics"].contains("milp_time_limit_hits")) {
-          hits += r["metrics"]["milp_time_limit_hits"].get<std::size_t>();
-          solves += r["metrics"]["milp_solves"].get<std::size_t>();
-        }
-  if (const std::string warning = metrics::time_limit_warning(hits, solves); !warning.empty()) spdlog::warn("{}", warning);
-
-  const Writer writer{config, records};
-  write_file((out / "runs.csv").string(), writer.runs_csv(false));
-  write_file((out / "timings.csv").string(), writer.runs_csv(true));
-  const std::string summary = writer.summary_csv();
-  write_file((out / "summary.csv").string(), summary);
-  write_file((out / "summary.md").string(),
-             report::summary_markdown(effective, report::CsvTable::parse(summary, (out / "summary.csv").string())));
-  write_file((out / "cdf.csv").string(), writer.cdf_csv());
-  write_file((out / "timeseries.csv").string(), writer.timeseries_csv());
+  warn_time_limit_hits(records);
+  write_outputs(out, config, effective, records);
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return outcome;
+}
+
+std::vector<std::vector<metrics::RunMetrics>> run_paired(const Workload& workload, const LoadedWorkload& loaded,
+                                                         const Models& models, int threads) {
+  const std::size_t policies = workload.policies.size();
+  std::vector<std::vector<metrics::RunMetrics>> runs(loaded.starts.size(), std::vector<metrics::RunMetrics>(policies));
+  for_each_parallel(runs.size() * policies, threads, [&](std::size_t i, int) {
+    const std::size_t window = i / policies, policy = i % policies;
+    runs[window][policy] = run_policy(loaded, workload.policies[policy], window_jobs(workload, loaded, window),
+                                      window_label(loaded, window), models, nullptr);
+  });
+  return runs;
 }
 
 }  // namespace rltune::experiment

@@ -13,12 +13,18 @@
 //   cdf.csv          quantiles of job wait and JCT over all windows, per policy (for CDF plots)
 //   timeseries.csv   queue length, busy GPUs and fragmentation over time in the first
 //                    `timeseries_windows` windows of each workload
+#include <map>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "experiment/config.h"
 #include "metrics/metrics.h"
 #include "policy/profile.h"
+
+namespace rltune::rl {
+struct PolicyFile;
+}
 
 namespace rltune::experiment {
 
@@ -38,6 +44,29 @@ struct Outcome {
 // error; the others complete. Refuses an `out_dir` holding another experiment's config.json, and one
 // holding any experiment unless `resume`.
 Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options);
+
+// A workload ready to run: its cluster, its jobs, and its windows (the same for every policy: paired).
+struct LoadedWorkload {
+  cluster::ClusterSpec cluster;
+  trace::Trace trace;
+  std::vector<std::size_t> starts;  // first job of each window
+  std::size_t length = 0;           // jobs per window
+};
+
+// Reads or generates the workload's jobs and draws its windows; InputError naming the config line.
+LoadedWorkload load_workload(const Workload& workload);
+// Draws `spec`'s windows over `loaded`'s jobs (from spec.seed, as training draws them), or takes the whole
+// split as one window; InputError when the split cannot hold them.
+void draw_windows(const WindowSpec& spec, LoadedWorkload& loaded);
+
+// The models that the workloads' policies name (rl:PATH, rl-sampled:PATH), each loaded once, by path.
+using Models = std::map<std::string, rl::PolicyFile>;
+Models load_models(std::span<const Workload> workloads);
+
+// Every policy of `workload` on every window of `loaded` (its models from `models`), on `threads` threads: runs[window][policy], the
+// same whatever the thread count. A run that throws stops the others; its exception is rethrown.
+std::vector<std::vector<metrics::RunMetrics>> run_paired(const Workload& workload, const LoadedWorkload& loaded,
+                                                         const Models& models, int threads);
 
 // Runs `scheduler` on a window and measures it, with this window's share of its placement statistics.
 // The window's warm-up jobs are scheduled by fcfs under the scheduler's own placement, blocking and

@@ -2,19 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "core/error.h"
 #include "core/file.h"
 #include "core/log.h"
+#include "core/parallel.h"
 #include "core/progress.h"
 #include "rl/rollout.h"
 
@@ -212,22 +210,18 @@ void fill_missing(nlohmann::json& stored, const nlohmann::json& defaults) {
   }
 }
 
-}  // namespace
-
-std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
-                               const TrainOptions& o, Learner& learner, nlohmann::json config) {
-  if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
-    throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
-  const fs::path dir = o.out;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", o.out, ec.message()));
-  config["options"] = to_json(o);
-
-  std::vector<EpochRecord> records;
+// Where a run starts: epoch 0, or the epoch that model.pt in the run directory reached.
+struct RunStart {
   int first_epoch = 0;
   double best_validation = -std::numeric_limits<double>::infinity();
-  double wall_before = 0;
+  double wall_before = 0;  // s spent by the earlier invocations
+  std::vector<EpochRecord> records;
+};
+
+// Resumes only a run of the same settings and never starts over another run; loads the checkpoint
+// when resuming, then writes config.json.
+RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner, const nlohmann::json& config) {
+  RunStart start;
   if (o.resume) {
     if (!fs::exists(dir / "model.pt")) throw InputError(fmt::format("--resume: {} holds no model.pt to resume from", o.out));
     std::ifstream in(dir / "config.json");
@@ -246,18 +240,55 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
                                    "resume with the same arguments (only --epochs and --threads may change)",
                                    o.out, patch[0].value("path", "?")));
     const nlohmann::json state = learner.load((dir / "model.pt").string());
-    first_epoch = state.at("epoch").get<int>();
-    best_validation = state.at("best_validation").get<double>();
-    wall_before = state.at("wall_s").get<double>();
-    records = read_progress(dir / "progress.csv", first_epoch);
-    if (static_cast<int>(records.size()) != first_epoch)
-      throw InputError(fmt::format("--resume: {}/progress.csv has {} rows, model.pt is at epoch {}", o.out, records.size(), first_epoch));
-    spdlog::info("resuming {} at epoch {} of {}", o.out, first_epoch, o.epochs);
+    start.first_epoch = state.at("epoch").get<int>();
+    start.best_validation = state.at("best_validation").get<double>();
+    start.wall_before = state.at("wall_s").get<double>();
+    start.records = read_progress(dir / "progress.csv", start.first_epoch);
+    if (static_cast<int>(start.records.size()) != start.first_epoch)
+      throw InputError(fmt::format("--resume: {}/progress.csv has {} rows, model.pt is at epoch {}", o.out, start.records.size(),
+                                   start.first_epoch));
+    spdlog::info("resuming {} at epoch {} of {}", o.out, start.first_epoch, o.epochs);
   } else {
     if (fs::exists(dir / "model.pt"))
       throw InputError(fmt::format("--out {}: already holds a training run (use --resume to continue it, or another directory)", o.out));
   }
   write_file((dir / "config.json").string(), config.dump(2) + "\n");
+  return start;
+}
+
+// The epoch's files, model.pt last: a run killed in between resumes from the previous epoch and
+// redoes this one identically.
+void save_epoch(const fs::path& dir, const std::vector<EpochRecord>& records, const PolicyNet& net, const EnvOptions& env,
+                double best_validation, Learner& learner) {
+  const EpochRecord& r = records.back();
+  const nlohmann::json policy_json = policy_file(net, env, r.epoch);
+  write_file((dir / "policy.json").string(), policy_json.dump() + "\n");
+  const nlohmann::json state = {{"epoch", r.epoch}, {"best_validation", best_validation}, {"wall_s", r.wall_s}};
+  if (r.best) {
+    write_file((dir / "best.json").string(), policy_json.dump() + "\n");
+    learner.save((dir / "best.pt").string(), state);
+  }
+  write_file((dir / "progress.csv").string(), progress_csv(records));
+  learner.save((dir / "model.pt").string(), state);
+}
+
+}  // namespace
+
+
+std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+                               const TrainOptions& o, Learner& learner, nlohmann::json config) {
+  if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
+    throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
+  const fs::path dir = o.out;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", o.out, ec.message()));
+  config["options"] = to_json(o);
+
+  RunStart start = start_run(dir, o, learner, config);
+  std::vector<EpochRecord>& records = start.records;
+  const int first_epoch = start.first_epoch;
+  double best_validation = start.best_validation;
 
   if (learner.policy().skip != o.env.skip)
     throw InputError(o.env.skip ? "--skip needs a learner with a skip action" : "the learner has a skip action but --skip is off");
@@ -270,30 +301,15 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     envs[0]->reset(rng, Split::validation);
   }
 
-  // Plays `count` episodes in parallel; episode k uses rng(k). Without `net`, the baseline's own picks.
+  // Plays `count` episodes in parallel, each thread on its own environment; episode k uses rng(k).
+  // Without `net`, the baseline's own picks.
   const auto play_all = [&](int count, const PolicyNet* net, Split split, bool greedy, const auto& rng_of) {
     std::vector<Episode> episodes(static_cast<std::size_t>(count));
-    std::atomic<int> next{0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    const auto work = [&](Env& env) {
-      try {
-        for (int k = next++; k < count; k = next++) {
-          Rng rng = rng_of(k);
-          episodes[static_cast<std::size_t>(k)] = net ? play(env, *net, rng, split, greedy, !greedy) : play_baseline(env, rng, split);
-        }
-      } catch (...) {
-        const std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = count;
-      }
-    };
-    {
-      std::vector<std::jthread> pool;
-      for (int t = 1; t < o.threads; ++t) pool.emplace_back(work, std::ref(*envs[static_cast<std::size_t>(t)]));
-      work(*envs[0]);
-    }
-    if (failure) std::rethrow_exception(failure);
+    for_each_parallel(episodes.size(), o.threads, [&](std::size_t k, int worker) {
+      Env& env = *envs[static_cast<std::size_t>(worker)];
+      Rng rng = rng_of(static_cast<int>(k));
+      episodes[k] = net ? play(env, *net, rng, split, greedy, !greedy) : play_baseline(env, rng, split);
+    });
     return episodes;
   };
 
@@ -353,20 +369,10 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     }
     r.best = r.validation_return > best_validation;
     if (r.best) best_validation = r.validation_return;
-    r.wall_s = wall_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    r.wall_s = start.wall_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     records.push_back(r);
 
-    // Files first, model.pt last: a run killed in between resumes from the previous epoch and redoes
-    // this one identically.
-    const nlohmann::json policy_json = policy_file(updated, o.env, r.epoch);
-    write_file((dir / "policy.json").string(), policy_json.dump() + "\n");
-    const nlohmann::json state = {{"epoch", r.epoch}, {"best_validation", best_validation}, {"wall_s", r.wall_s}};
-    if (r.best) {
-      write_file((dir / "best.json").string(), policy_json.dump() + "\n");
-      learner.save((dir / "best.pt").string(), state);
-    }
-    write_file((dir / "progress.csv").string(), progress_csv(records));
-    learner.save((dir / "model.pt").string(), state);
+    save_epoch(dir, records, updated, o.env, best_validation, learner);
 
     const std::string message =
         fmt::format("epoch {}/{} return {:+.3f} validation {:+.3f} (best {:+.3f}) {} {:.4g} vs {} {:.4g} {:.0f} decisions/s", r.epoch,

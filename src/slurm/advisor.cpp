@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/error.h"
 #include "policy/registry.h"
@@ -76,28 +77,59 @@ cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::C
   return spec;
 }
 
-Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs, long long now, const AdvisorOptions& o) {
-  Decision d;
-  d.now = now;
-  // The view: usable GPU nodes of the partition.
-  std::vector<Node> nodes;
-  for (const Node& n : all_nodes)
-    if (n.usable() && n.gpus > 0 && in_partition(n, o.partition)) nodes.push_back(n);
-  std::vector<std::string> node_names;
-  const cluster::ClusterSpec cluster = cluster_of(nodes, o.cluster_map, node_names);
-  for (const auto& p : cluster.pools) d.cluster += fmt::format("{}{}: {} x {}", d.cluster.empty() ? "" : ", ", p.name, p.nodes, p.gpus_per_node);
-  if (cluster.pools.empty()) throw SlurmError("no usable GPU node" + (o.partition.empty() ? "" : " in partition " + o.partition));
-  std::map<std::string, NodeId> node_id;
-  for (std::size_t i = 0; i < node_names.size(); ++i) node_id[node_names[i]] = static_cast<NodeId>(i);
-  std::map<std::string, const Node*> node_by_name;
-  for (const Node& n : nodes) node_by_name[n.name] = &n;
+namespace {
 
-  // Jobs of the view: active jobs on view nodes (they hold GPUs) and managed pending jobs.
-  struct Entry {
-    trace::JobSpec spec;
-    const Job* job = nullptr;  // nullptr: GPUs in use that no listed job explains
-    cluster::Placement placement;
-  };
+// The cluster the advisor decides on: the usable GPU nodes of the partition, as pools.
+struct ClusterView {
+  std::vector<Node> nodes;
+  std::vector<std::string> node_names;  // by node id
+  cluster::ClusterSpec cluster;
+  std::map<std::string, NodeId> node_id;
+  std::map<std::string, const Node*> node_by_name;
+};
+
+ClusterView view_of(const std::vector<Node>& all_nodes, const AdvisorOptions& o) {
+  ClusterView v;
+  for (const Node& n : all_nodes)
+    if (n.usable() && n.gpus > 0 && in_partition(n, o.partition)) v.nodes.push_back(n);
+  v.cluster = cluster_of(v.nodes, o.cluster_map, v.node_names);
+  if (v.cluster.pools.empty()) throw SlurmError("no usable GPU node" + (o.partition.empty() ? "" : " in partition " + o.partition));
+  for (std::size_t i = 0; i < v.node_names.size(); ++i) v.node_id[v.node_names[i]] = static_cast<NodeId>(i);
+  for (const Node& n : v.nodes) v.node_by_name[n.name] = &n;
+  return v;
+}
+
+// A job of the view: an active job on view nodes (it holds GPUs), a managed pending job, or GPUs in use
+// that no listed job explains.
+struct Entry {
+  trace::JobSpec spec;
+  const Job* job = nullptr;  // nullptr: GPUs in use that no listed job explains
+  cluster::Placement placement;
+};
+
+// Where an active job runs in the view; nullopt when it holds no GPU there (or spans pools: then its
+// GPUs count as unexplained).
+std::optional<cluster::Placement> placement_in(const ClusterView& v, const Job& j) {
+  if (j.gpus <= 0 || j.node_list.empty()) return std::nullopt;
+  cluster::Placement p;
+  for (std::size_t k = 0; k < j.node_list.size(); ++k) {
+    const auto it = v.node_id.find(j.node_list[k]);
+    if (it == v.node_id.end()) return std::nullopt;
+    const PoolId pool = v.cluster.pool_of(it->second);
+    if (p.pool >= 0 && p.pool != pool) return std::nullopt;
+    p.pool = pool;
+    if (j.gpus_on_node[k] > 0) p.shares.push_back({it->second, j.gpus_on_node[k]});
+  }
+  if (p.shares.empty()) return std::nullopt;
+  // Node ids follow name order, the host list may not (n9,n10): placements list nodes by id.
+  std::sort(p.shares.begin(), p.shares.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  return p;
+}
+
+// The view's jobs in submit order; counts the pending jobs left alone (held, pinned, other partitions,
+// no GPUs) in `left_alone`.
+std::vector<Entry> entries_of(const ClusterView& v, const std::vector<Job>& jobs, long long now, const AdvisorOptions& o,
+                              std::size_t& left_alone) {
   std::vector<Entry> entries;
   // What the simulator knows of a listed job: its time limit is the runtime estimate.
   const auto entry = [&](const Job& j) {
@@ -116,33 +148,19 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
   std::map<std::string, int> explained;  // GPUs per node held by listed jobs
   for (const Job& j : jobs) {
     if (j.active()) {
-      cluster::Placement p;
-      bool known = j.gpus > 0 && !j.node_list.empty();
-      for (std::size_t k = 0; known && k < j.node_list.size(); ++k) {
-        const auto it = node_id.find(j.node_list[k]);
-        if (it == node_id.end()) {
-          known = false;
-          break;
-        }
-        const PoolId pool = cluster.pool_of(it->second);
-        if (p.pool >= 0 && p.pool != pool) known = false;
-        p.pool = pool;
-        if (j.gpus_on_node[k] > 0) p.shares.push_back({it->second, j.gpus_on_node[k]});
-      }
-      if (!known || p.shares.empty()) continue;  // no GPUs in the view (or across pools: counted below as unexplained)
-      // Node ids follow name order, the host list may not (n9,n10): placements list nodes by id.
-      std::sort(p.shares.begin(), p.shares.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+      const std::optional<cluster::Placement> p = placement_in(v, j);
+      if (!p) continue;
       Entry e = entry(j);
-      e.spec.gpus = p.gpus();  // the GPUs it holds in the view
-      e.placement = p;
-      for (const auto& s : p.shares) explained[node_names[static_cast<std::size_t>(s.node)]] += s.gpus;
+      e.spec.gpus = p->gpus();  // the GPUs it holds in the view
+      e.placement = *p;
+      for (const auto& s : p->shares) explained[v.node_names[static_cast<std::size_t>(s.node)]] += s.gpus;
       entries.push_back(std::move(e));
     } else if (j.pending()) {
       const bool pinned = j.admin_comment.find("rltune=skip") != std::string::npos ||
                           (o.admin_priority > 0 && j.priority >= o.admin_priority);
       const bool managed = j.gpus > 0 && !j.held() && !pinned && (o.partition.empty() || j.partition == o.partition);
       if (!managed) {
-        ++d.left_alone;
+        ++left_alone;
         continue;
       }
       entries.push_back(entry(j));
@@ -150,23 +168,76 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
   }
   // GPUs in use that no listed job explains (hidden jobs, jobs across pools): held until a day from now.
   // Fewer in use than jobs explain is normal between the two readings (a job completing or starting).
-  for (const auto& [name, id] : node_id) {
-    const int unexplained = node_by_name.at(name)->gpus_used - explained[name];
+  for (const auto& [name, id] : v.node_id) {
+    const int unexplained = v.node_by_name.at(name)->gpus_used - explained[name];
     if (unexplained <= 0) continue;
     Entry e;
     e.spec.id = "in-use-on-" + name;
     e.spec.submit = now;
     e.spec.duration = o.default_runtime_s;
     e.spec.gpus = unexplained;
-    e.placement.pool = cluster.pool_of(id);
+    e.placement.pool = v.cluster.pool_of(id);
     e.placement.shares.push_back({id, unexplained});
     entries.push_back(std::move(e));
   }
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.spec.submit < b.spec.submit; });
+  return entries;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+  return list;
+}
+
+// NodeList commands for the jobs the profile starts now, and clearing those set earlier for jobs that are
+// not placed now.
+void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine& engine, policy::ProfileScheduler& scheduler,
+           const std::map<long long, const Job*>& by_id, const AdvisorOptions& o, Decision& d) {
+  StartRecorder recorder;
+  engine.add_observer(&recorder);
+  scheduler.decide(engine);
+  engine.remove_observer(&recorder);
+  for (const JobIndex j : recorder.started) {
+    const Job& job = *entries[static_cast<std::size_t>(j)].job;
+    std::vector<std::string> nodes;
+    for (const auto& s : engine.job(j).placement.shares) nodes.push_back(v.node_names[static_cast<std::size_t>(s.node)]);
+    std::sort(nodes.begin(), nodes.end());
+    std::vector<std::string> current = job.required_nodes;
+    std::sort(current.begin(), current.end());
+    const bool ours = o.node_lists_set && o.node_lists_set->count(job.id) && o.node_lists_set->at(job.id) == current;
+    if (!current.empty() && !ours) continue;  // the user chose nodes
+    d.node_lists_set[job.id] = nodes;
+    if (current == nodes) continue;  // already asked for
+    d.commands.push_back({job.id,
+                          {"scontrol", "update", fmt::format("JobId={}", job.id), "NodeList=" + joined(nodes)},
+                          fmt::format("{} starts it now on {}", o.profile.placement, joined(nodes))});
+  }
+  // NodeLists set earlier for jobs that are not placed now: cleared while they still hold what we set.
+  if (o.node_lists_set)
+    for (const auto& [id, nodes] : *o.node_lists_set) {
+      const auto it = by_id.find(id);
+      if (d.node_lists_set.count(id) || it == by_id.end() || !it->second->pending()) continue;
+      std::vector<std::string> current = it->second->required_nodes;
+      std::sort(current.begin(), current.end());
+      if (current != nodes) continue;  // changed by someone else since
+      d.commands.push_back({id, {"scontrol", "update", fmt::format("JobId={}", id), "NodeList="},
+                            fmt::format("no longer placed on {} this cycle", joined(nodes))});
+    }
+}
+
+}  // namespace
+
+Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs, long long now, const AdvisorOptions& o) {
+  Decision d;
+  d.now = now;
+  const ClusterView v = view_of(all_nodes, o);
+  for (const auto& p : v.cluster.pools) d.cluster += fmt::format("{}{}: {} x {}", d.cluster.empty() ? "" : ", ", p.name, p.nodes, p.gpus_per_node);
+  const std::vector<Entry> entries = entries_of(v, jobs, now, o, d.left_alone);
 
   std::vector<trace::JobSpec> specs;
   for (const Entry& e : entries) specs.push_back(e.spec);
-  sim::Engine engine(cluster, specs, o.engine);
+  sim::Engine engine(v.cluster, specs, o.engine);
   std::vector<sim::Engine::Running> running;
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (!entries[i].placement.shares.empty())
@@ -195,43 +266,7 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
                             {"scontrol", "update", fmt::format("JobId={}", j.id), fmt::format("Priority={}", priority)},
                             fmt::format("{} puts it at position {} of {}", o.profile.name(), i + 1, n)});
   }
-  if (o.placement) {
-    StartRecorder recorder;
-    engine.add_observer(&recorder);
-    scheduler->decide(engine);
-    engine.remove_observer(&recorder);
-    const auto joined = [](const std::vector<std::string>& names) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
-      return list;
-    };
-    for (const JobIndex j : recorder.started) {
-      const Job& job = *entries[static_cast<std::size_t>(j)].job;
-      std::vector<std::string> nodes;
-      for (const auto& s : engine.job(j).placement.shares) nodes.push_back(node_names[static_cast<std::size_t>(s.node)]);
-      std::sort(nodes.begin(), nodes.end());
-      std::vector<std::string> current = job.required_nodes;
-      std::sort(current.begin(), current.end());
-      const bool ours = o.node_lists_set && o.node_lists_set->count(job.id) && o.node_lists_set->at(job.id) == current;
-      if (!current.empty() && !ours) continue;  // the user chose nodes
-      d.node_lists_set[job.id] = nodes;
-      if (current == nodes) continue;  // already asked for
-      d.commands.push_back({job.id,
-                            {"scontrol", "update", fmt::format("JobId={}", job.id), "NodeList=" + joined(nodes)},
-                            fmt::format("{} starts it now on {}", o.profile.placement, joined(nodes))});
-    }
-    // NodeLists set earlier for jobs that are not placed now: cleared while they still hold what we set.
-    if (o.node_lists_set)
-      for (const auto& [id, nodes] : *o.node_lists_set) {
-        const auto it = by_id.find(id);
-        if (d.node_lists_set.count(id) || it == by_id.end() || !it->second->pending()) continue;
-        std::vector<std::string> current = it->second->required_nodes;
-        std::sort(current.begin(), current.end());
-        if (current != nodes) continue;  // changed by someone else since
-        d.commands.push_back({id, {"scontrol", "update", fmt::format("JobId={}", id), "NodeList="},
-                              fmt::format("no longer placed on {} this cycle", joined(nodes))});
-      }
-  }
+  if (o.placement) place(v, entries, engine, *scheduler, by_id, o, d);
   return d;
 }
 

@@ -12,11 +12,11 @@
 #include <array>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 
 #include "core/error.h"
 #include "core/file.h"
 #include "core/log.h"
+#include "core/parallel.h"
 #include "rl/torch/ppo.h"
 
 namespace rltune::rl {
@@ -147,25 +147,10 @@ struct Shard {
   std::array<double, 4> terms{};
 };
 
-// Runs f(shard) for every shard on `threads` threads: thread t takes shards t, t + threads, ... in order
-// (the first on the calling thread). Rethrows a failure.
+// Runs f(shard) for every shard on `threads` threads. Rethrows a failure.
 template <typename F>
 void in_parallel(std::vector<Shard>& shards, int threads, const F& f) {
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
-  const auto run = [&](int t) {
-    try {
-      for (std::size_t k = static_cast<std::size_t>(t); k < shards.size(); k += static_cast<std::size_t>(threads)) f(shards[k]);
-    } catch (...) {
-      failures[static_cast<std::size_t>(t)] = std::current_exception();
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(run, t);
-    run(0);
-  }
-  for (const auto& failure : failures)
-    if (failure) std::rethrow_exception(failure);
+  for_each_parallel(shards.size(), threads, [&](std::size_t k, int) { f(shards[k]); });
 }
 
 // Serialises into memory with `save(stream)`, then writes the bytes with write_file (a temporary file
