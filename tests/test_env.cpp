@@ -10,6 +10,7 @@
 #include "helpers.h"
 #include "policy/registry.h"
 #include "rl/env.h"
+#include "rl/trainer.h"
 #include "rl/policy_net.h"
 #include "workload/generator.h"
 
@@ -263,6 +264,7 @@ TEST(Names, EveryEnumNameReadsBackAsItsValue) {
   expect_round_trip(sim::kSplitNames);
   expect_round_trip(kFeatureSetNames);
   expect_round_trip(kArchNames);
+  expect_round_trip(kTeacherNames);
   expect_round_trip(policy::kBlockingNames);
   expect_round_trip(sim::kRuntimeNames);
   expect_round_trip(sim::kJobStateNames);

@@ -486,6 +486,48 @@ class RecordingLearner final : public Learner {
   void export_torchscript(const std::string&) const override {}
 };
 
+// The clairvoyant teacher picks, of the legal slots, the job with the shortest true duration: with
+// oracle runtimes that is SJF's own pick (reward 0 against an SJF baseline); with predicted runtimes it
+// departs from SJF and, knowing what SJF only estimates, schedules better.
+TEST(Rollout, TheClairvoyantTeacherIsSjfWithTrueDurations) {
+  policy::register_builtins();
+  const cluster::ClusterSpec cluster = cluster::load_cluster("helios");
+  const trace::Trace trace = workload::generate(workload::load_model("helios-users"), cluster, {.jobs = 3000, .load = 0.95, .seed = 2});
+  EnvOptions o;
+  o.window_len = 200;
+  o.warmup = 300;
+  o.baseline = "sjf";
+  o.commit = false;
+  o.profile = policy::ProfileOptions{};
+  o.profile.priority = "sjf";
+  o.profile.blocking = policy::Blocking::pool;
+  o.profile.backfill = true;
+  o.observation.features = FeatureSet::realistic;
+  {
+    Env env(cluster, trace.jobs, o);
+    for (std::uint64_t k = 0; k < 3; ++k) {
+      Rng rng(k);
+      const Episode e = play_clairvoyant(env, rng, Split::train);
+      EXPECT_EQ(e.reward, 0.0) << k;
+      EXPECT_GT(e.decisions(), 0u) << k;
+    }
+  }
+  o.engine.runtime = sim::RuntimeKnowledge::predicted;
+  Env env(cluster, trace.jobs, o);
+  double teacher = 0;
+  bool departs = false;
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    Rng a(k), b(k);
+    const Episode e = play_clairvoyant(env, a, Split::train);
+    const Episode base = play_baseline(env, b, Split::train);
+    EXPECT_EQ(base.reward, 0.0) << k;
+    departs = departs || e.actions != base.actions;
+    teacher += e.reward;
+  }
+  EXPECT_TRUE(departs);
+  EXPECT_GT(teacher / 4, 0.0);
+}
+
 TEST(Trainer, RolloutsDoNotDependOnTheThreadCount) {
   const Workload s;
   std::vector<std::vector<std::vector<int>>> runs;

@@ -25,6 +25,7 @@ struct TrainArgs {
   std::string baseline = "fcfs";
   std::string score = "bsld";
   std::string features = "paper";
+  std::string teacher = "baseline";
   bool attention = false;
   bool reconsider = false;
   bool quiet = false;
@@ -52,6 +53,8 @@ int run_train(TrainArgs& a) {
   o.env.profile = a.profile.profile(a.baseline);
   o.env.engine = a.profile.engine();
   o.env.observation.features = rl::parse_feature_set(a.features);
+  o.teacher = rl::kTeacherNames.parse(a.teacher);
+  if (o.teacher != rl::Teacher::baseline && o.imitation_epochs == 0) throw InputError("--teacher " + a.teacher + " needs --imitate N");
   o.arch = a.attention ? rl::Arch::attention : rl::Arch::mlp;
   o.env.commit = !a.reconsider;
   o.seed = a.trace.sample_seed;
@@ -165,6 +168,11 @@ Command add_train(CLI::App& app) {
                   "Epochs of behaviour cloning of the --baseline's picks before PPO, so that it starts from the baseline's schedule")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--teacher", args->teacher,
+                  "Whose picks --imitate clones: baseline (the --baseline's) or clairvoyant (of the visible jobs, the one with the "
+                  "shortest true duration: hindsight from the training windows; the model still sees only estimates)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(rl::kTeacherNames.names()));
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
   sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
   sub->add_option("--window-len", o.env.window_len, "Jobs per episode")->capture_default_str();

@@ -58,6 +58,23 @@ Episode play_baseline(Env& env, Rng& rng, Split split) {
   });
 }
 
+Episode play_clairvoyant(Env& env, Rng& rng, Split split) {
+  return play_with(env, rng, split, true, [&env](const Observation& obs, double&) {
+    int best = -1;
+    Seconds shortest = 0;
+    for (int slot = 0; slot < obs.visible; ++slot) {
+      if (!obs.mask[static_cast<std::size_t>(slot)]) continue;
+      const Seconds duration = env.engine().job(obs.jobs[static_cast<std::size_t>(slot)]).spec->duration;
+      if (best < 0 || duration < shortest) best = slot, shortest = duration;
+    }
+    if (best < 0) {  // no job slot is legal: the first legal action (kSkip)
+      best = 0;
+      while (best < kActions - 1 && !obs.mask[static_cast<std::size_t>(best)]) ++best;
+    }
+    return best;
+  });
+}
+
 void Batch::append(const Episode& e) {
   RLTUNE_CHECK(e.features == features, "every episode of a batch has the batch's features");
   RLTUNE_CHECK(e.observations.size() == e.decisions() * kSlots * static_cast<std::size_t>(features),

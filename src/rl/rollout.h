@@ -30,6 +30,10 @@ Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy,
 // The same, recorded, with the baseline's own picks: the first legal slot of its order (what behaviour
 // cloning learns from).
 Episode play_baseline(Env& env, Rng& rng, Split split);
+// The same with a clairvoyant teacher's picks: of the legal slots, the job with the shortest true
+// duration (ties: the earlier slot). Hindsight only a training split has; the model that clones it still
+// sees only estimates, so it learns which estimates to doubt. Under oracle runtimes this is SJF's pick.
+Episode play_clairvoyant(Env& env, Rng& rng, Split split);
 
 struct Batch {
   int features = kFeatures;

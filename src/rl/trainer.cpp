@@ -45,6 +45,7 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"validation_windows", o.validation_windows},
           {"ppo", o.ppo.to_json()}};
   if (o.env.warmup > 0) j["warmup"] = o.env.warmup;
+  if (o.teacher != Teacher::baseline) j["teacher"] = kTeacherNames.name(o.teacher);
   if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, o.env.engine, sim::engine_settings());
   return j;
 }
@@ -302,19 +303,21 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   }
 
   // Plays `count` episodes in parallel, each thread on its own environment; episode k uses rng(k).
-  // Without `net`, the baseline's own picks.
+  // Without `net`, the teacher's picks.
   const auto play_all = [&](int count, const PolicyNet* net, Split split, bool greedy, const auto& rng_of) {
     std::vector<Episode> episodes(static_cast<std::size_t>(count));
     for_each_parallel(episodes.size(), o.threads, [&](std::size_t k, int worker) {
       Env& env = *envs[static_cast<std::size_t>(worker)];
       Rng rng = rng_of(static_cast<int>(k));
-      episodes[k] = net ? play(env, *net, rng, split, greedy, !greedy) : play_baseline(env, rng, split);
+      episodes[k] = net                                   ? play(env, *net, rng, split, greedy, !greedy)
+                    : o.teacher == Teacher::clairvoyant ? play_clairvoyant(env, rng, split)
+                                                        : play_baseline(env, rng, split);
     });
     return episodes;
   };
 
-  // Behaviour cloning first (fresh runs only): the policy learns the baseline's picks, so that PPO
-  // starts from the baseline's schedule instead of a random one.
+  // Behaviour cloning first (fresh runs only): the policy learns the teacher's picks, so that PPO
+  // starts from the teacher's schedule (or as near as estimates allow) instead of a random one.
   for (int i = 0; first_epoch == 0 && i < o.imitation_epochs; ++i) {
     const auto episodes = play_all(o.trajs, nullptr, Split::train, false, [&](int k) {
       return Rng(stream_seed(o.seed, std::numeric_limits<std::uint64_t>::max() - 1 - static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(k)));
@@ -323,7 +326,10 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     batch.features = episodes.front().features;
     for (const auto& e : episodes) batch.append(e);
     const double loss = learner.imitate(batch);
-    const std::string message = fmt::format("imitation {}/{}: cross-entropy {:.4f}", i + 1, o.imitation_epochs, loss);
+    double teacher_return = 0;
+    for (const auto& e : episodes) teacher_return += e.reward / o.trajs;
+    const std::string message =
+        fmt::format("imitation {}/{}: cross-entropy {:.4f}, {} return {:+.3f}", i + 1, o.imitation_epochs, loss, kTeacherNames.name(o.teacher), teacher_return);
     if (o.progress) spdlog::info("{}", message);
     else spdlog::debug("{}", message);
   }

@@ -23,11 +23,17 @@
 
 namespace rltune::rl {
 
+// Whose picks behaviour cloning learns: the --baseline's, or a clairvoyant teacher's (of the visible
+// jobs, the one with the shortest true duration; rollout.h).
+enum class Teacher { baseline, clairvoyant };
+inline constexpr NameTable<Teacher, 2> kTeacherNames{"teacher", {{{Teacher::baseline, "baseline"}, {Teacher::clairvoyant, "clairvoyant"}}}};
+
 struct TrainOptions {
   EnvOptions env;
   Arch arch = Arch::mlp;
   PpoOptions ppo;
-  int imitation_epochs = 0;  // behaviour cloning of the baseline's picks before PPO (each: trajs episodes)
+  int imitation_epochs = 0;  // behaviour cloning of the teacher's picks before PPO (each: trajs episodes)
+  Teacher teacher = Teacher::baseline;
   int epochs = 100;
   int trajs = 100;
   int threads = 1;
