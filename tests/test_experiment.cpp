@@ -530,6 +530,37 @@ TEST(ExperimentReport, WritesValidFiguresAndPages) {
 
 // Sixteen policies (an experiment of six heuristics, twice, and models) keep sixteen distinct styles;
 // the thirty linetypes of figures.gp are distinct too.
+TEST(ExperimentReport, AMissingOrFailingGnuplotIsAClearError) {
+  const Config c = parse(kConfig);
+  TempDir out;
+  experiment::run_experiment(c, out.path, {.jobs = 2, .progress = false});
+  const auto error = [&](const std::string& gnuplot) {
+    try {
+      report::make_report(out.path, {.gnuplot = gnuplot});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error("rltune-no-such-gnuplot"), "rltune-no-such-gnuplot not found: install gnuplot (Debian: apt-get install gnuplot-nox)");
+  const std::string failed = error("false");
+  EXPECT_EQ(failed.rfind("gnuplot failed on " + out.path + "/figures/figures.gp (see " + out.path + "/figures/gnuplot.log)", 0), 0u)
+      << failed;
+  EXPECT_TRUE(fs::exists(fs::path(out.path) / "figures" / "gnuplot.log"));
+  EXPECT_FALSE(fs::exists(fs::path(out.path) / "report.html"));
+}
+
+TEST(CsvTable, ToCsvReadsBackAsTheSameTable) {
+  report::CsvTable t;
+  t.header = {"policy", "metric", "mean"};
+  t.rows = {{"sjf", "avg_bsld", "1.5"}, {"a,b", "say \"hi\"", ""}, {"two\nlines", "x", "1e+06"}};
+  const std::string text = t.to_csv();
+  EXPECT_EQ(text, "policy,metric,mean\nsjf,avg_bsld,1.5\n\"a,b\",\"say \"\"hi\"\"\",\n\"two\nlines\",x,1e+06\n");
+  const report::CsvTable back = report::CsvTable::parse(text, "t.csv");
+  EXPECT_EQ(back.header, t.header);
+  EXPECT_EQ(back.rows, t.rows);
+}
+
 TEST(ExperimentReport, SeriesStylesStayDistinctForManyPolicies) {
   std::set<std::string> styles;
   for (std::size_t i = 0; i < 30; ++i) styles.insert(report::series_style(i));

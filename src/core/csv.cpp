@@ -89,6 +89,14 @@ void write_field(std::ostream& out, std::string_view field) {
   out << '"';
 }
 
+void write_record(std::ostream& out, std::span<const std::string> fields) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out << ',';
+    write_field(out, fields[i]);
+  }
+  out << '\n';
+}
+
 std::string format_number(double value) {
   if (value == std::floor(value) && std::fabs(value) < 1e15) return fmt::format("{}", static_cast<long long>(value));
   std::string s = fmt::format("{:.6f}", value);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,8 @@ class LineReader {
 
 // Writes a field, quoting it when it contains the separator, a quote or a newline.
 void write_field(std::ostream& out, std::string_view field);
+// Writes `fields` as one record, each written by write_field, ending with a newline.
+void write_record(std::ostream& out, std::span<const std::string> fields);
 
 // Formats a double with up to 6 significant decimals and no trailing zeros ("1.5", "2", "0.333333").
 std::string format_number(double value);

@@ -275,10 +275,6 @@ bool is_file_name(const std::string& s) {
 
 }  // namespace
 
-namespace {
-
-}  // namespace
-
 Json milp_json(const policy::MilpOptions& m) {
   Json j{{"model", m.model}};
   write_settings(j, m, policy::milp_settings());
@@ -291,6 +287,89 @@ Json multifactor_json(const policy::MultifactorOptions& mf) {
   j["favor_small"] = mf.favor_small;
   return j;
 }
+
+namespace {
+
+// One entry of `workloads`: its cluster, trace and windows, and its policies (the common ones, then its own).
+Workload parse_workload(Parser& p, const YAML::Node& node, const std::string& key, const Config& c,
+                        const std::vector<PolicySpec>& common, const PolicySpec& defaults) {
+  const YamlCheck& check = p.check;
+  check.only_keys(node, key, {"cluster", "trace", "policies", "windows"});
+  Workload w;
+  w.where = p.where(node);
+  w.windows = c.windows;
+  if (node["windows"]) p.windows(node["windows"], key + ".windows", w.windows);
+  if (!node["cluster"]) check.fail(node, key, "needs a cluster (preset or YAML file)");
+  const std::string cluster = check.text(node["cluster"], key + ".cluster");
+  w.cluster = is_file_name(cluster) ? p.path(node["cluster"], key + ".cluster") : cluster;
+  try {
+    const cluster::ClusterSpec spec = cluster::load_cluster(w.cluster);
+    w.cluster_label = spec.name;
+    w.cluster_gpus = spec.total_gpus();
+  } catch (const InputError& e) {
+    check.fail(node["cluster"], key + ".cluster", e.what());
+  }
+  if (!node["trace"]) check.fail(node, key, "needs a trace: {generate: {...}} or {files: [...]}");
+  w.trace = p.trace_source(node["trace"], key + ".trace", c.seed, w.cluster_label);
+  w.policies = common;
+  if (node["policies"]) {
+    const auto entries = p.list(node["policies"], key + ".policies");
+    for (std::size_t j = 0; j < entries.size(); ++j)
+      w.policies.push_back(p.policy_entry(entries[j], fmt::format("{}.policies[{}]", key, j), defaults));
+  }
+  if (w.policies.empty()) check.fail(node, key, "has no policy to run (top-level or its own policies)");
+  std::set<std::string> labels;
+  for (const auto& s : w.policies)
+    if (!labels.insert(s.label).second)
+      throw InputError(fmt::format("{}: {}: policy '{}' appears twice; give one a distinct name", s.where, key, s.label));
+  return w;
+}
+
+// The policies improvements are measured against: each a policy of every workload (default: the first
+// workload's first policy).
+std::vector<std::string> parse_baselines(Parser& p, const YAML::Node& root, const Config& c) {
+  const YamlCheck& check = p.check;
+  std::vector<std::string> baselines;
+  if (root["baselines"]) {
+    const auto entries = p.list(root["baselines"], "baselines");
+    for (std::size_t i = 0; i < entries.size(); ++i) baselines.push_back(check.text(entries[i], fmt::format("baselines[{}]", i)));
+  } else {
+    baselines.push_back(c.workloads.front().policies.front().label);
+  }
+  for (std::size_t i = 0; i < baselines.size(); ++i)
+    for (const auto& w : c.workloads) {
+      bool found = false;
+      for (const auto& s : w.policies) found = found || s.label == baselines[i];
+      if (!found)
+        check.fail(root["baselines"] ? root["baselines"][i] : root, fmt::format("baselines[{}]", i),
+                   fmt::format("'{}' is not a policy of workload {}/{}", baselines[i], w.cluster_label, w.trace.label));
+    }
+  return baselines;
+}
+
+// config.json's content: every default filled in and every path resolved.
+Json effective_json(const Config& c) {
+  Json e;
+  e["name"] = c.name;
+  e["description"] = c.description;
+  e["config_file"] = c.source;
+  e["seed"] = c.seed;
+  e["baselines"] = c.baselines;
+  e["timeseries_windows"] = c.timeseries_windows;
+  e["bootstrap"] = c.bootstrap;
+  e["workloads"] = Json::array();
+  for (const auto& w : c.workloads) {
+    Json jw{{"cluster", w.cluster}, {"cluster_name", w.cluster_label}, {"cluster_gpus", w.cluster_gpus},
+            {"trace", trace_json(w.trace)}};
+    jw["windows"] = windows_json(w.windows);
+    jw["policies"] = Json::array();
+    for (const auto& s : w.policies) jw["policies"].push_back(policy_json(s));
+    e["workloads"].push_back(std::move(jw));
+  }
+  return e;
+}
+
+}  // namespace
 
 Config parse_config(const std::string& yaml, const std::string& file) {
   Config c;
@@ -333,72 +412,16 @@ Config parse_config(const std::string& yaml, const std::string& file) {
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const YAML::Node& node = workloads[i];
     const std::string key = fmt::format("workloads[{}]", i);
-    check.only_keys(node, key, {"cluster", "trace", "policies", "windows"});
-    Workload w;
-    w.where = p.where(node);
-    w.windows = c.windows;
-    if (node["windows"]) p.windows(node["windows"], key + ".windows", w.windows);
-    if (!node["cluster"]) check.fail(node, key, "needs a cluster (preset or YAML file)");
-    const std::string cluster = check.text(node["cluster"], key + ".cluster");
-    w.cluster = is_file_name(cluster) ? p.path(node["cluster"], key + ".cluster") : cluster;
-    try {
-      const cluster::ClusterSpec spec = cluster::load_cluster(w.cluster);
-      w.cluster_label = spec.name;
-      w.cluster_gpus = spec.total_gpus();
-    } catch (const InputError& e) {
-      check.fail(node["cluster"], key + ".cluster", e.what());
-    }
-    if (!node["trace"]) check.fail(node, key, "needs a trace: {generate: {...}} or {files: [...]}");
-    w.trace = p.trace_source(node["trace"], key + ".trace", c.seed, w.cluster_label);
+    Workload w = parse_workload(p, node, key, c, common, defaults);
     if (!names.insert(w.cluster_label + "/" + w.trace.label).second)
       check.fail(node, key, fmt::format("repeats cluster {} with trace {}: give the trace a distinct name",
                                         w.cluster_label, w.trace.label));
-    w.policies = common;
-    if (node["policies"]) {
-      const auto entries = p.list(node["policies"], key + ".policies");
-      for (std::size_t j = 0; j < entries.size(); ++j)
-        w.policies.push_back(p.policy_entry(entries[j], fmt::format("{}.policies[{}]", key, j), defaults));
-    }
-    if (w.policies.empty()) check.fail(node, key, "has no policy to run (top-level or its own policies)");
-    std::set<std::string> labels;
-    for (const auto& s : w.policies)
-      if (!labels.insert(s.label).second)
-        throw InputError(fmt::format("{}: {}: policy '{}' appears twice; give one a distinct name", s.where, key, s.label));
     c.workloads.push_back(std::move(w));
   }
 
-  if (root["baselines"]) {
-    const auto entries = p.list(root["baselines"], "baselines");
-    for (std::size_t i = 0; i < entries.size(); ++i) c.baselines.push_back(check.text(entries[i], fmt::format("baselines[{}]", i)));
-  } else {
-    c.baselines.push_back(c.workloads.front().policies.front().label);
-  }
-  for (std::size_t i = 0; i < c.baselines.size(); ++i)
-    for (const auto& w : c.workloads) {
-      bool found = false;
-      for (const auto& s : w.policies) found = found || s.label == c.baselines[i];
-      if (!found)
-        check.fail(root["baselines"] ? root["baselines"][i] : root, fmt::format("baselines[{}]", i),
-                   fmt::format("'{}' is not a policy of workload {}/{}", c.baselines[i], w.cluster_label, w.trace.label));
-    }
+  c.baselines = parse_baselines(p, root, c);
 
-  Json& e = c.effective;
-  e["name"] = c.name;
-  e["description"] = c.description;
-  e["config_file"] = file;
-  e["seed"] = c.seed;
-  e["baselines"] = c.baselines;
-  e["timeseries_windows"] = c.timeseries_windows;
-  e["bootstrap"] = c.bootstrap;
-  e["workloads"] = Json::array();
-  for (const auto& w : c.workloads) {
-    Json jw{{"cluster", w.cluster}, {"cluster_name", w.cluster_label}, {"cluster_gpus", w.cluster_gpus},
-            {"trace", trace_json(w.trace)}};
-    jw["windows"] = windows_json(w.windows);
-    jw["policies"] = Json::array();
-    for (const auto& s : w.policies) jw["policies"].push_back(policy_json(s));
-    e["workloads"].push_back(std::move(jw));
-  }
+  c.effective = effective_json(c);
   return c;
 }
 

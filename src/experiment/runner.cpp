@@ -345,30 +345,27 @@ struct Writer {
     return rows;
   }
 
-  std::string summary_csv() const {
-    std::ostringstream out;
-    out << "cluster,trace,policy,metric,windows,mean,p95";
-    for (const auto& b : config.baselines) {
-      for (const char* suffix : {"pct", "ci_low", "ci_high", "pairs"}) {
-        out << ',';
-        csv::write_field(out, fmt::format("vs_{}_{}", b, suffix));
-      }
-    }
-    out << '\n';
+  // summary.csv's table (its text is to_csv(); summary.md reads the same table, not the text).
+  report::CsvTable summary_table() const {
+    report::CsvTable t;
+    t.header = {"cluster", "trace", "policy", "metric", "windows", "mean", "p95"};
+    for (const auto& b : config.baselines)
+      for (const char* suffix : {"pct", "ci_low", "ci_high", "pairs"}) t.header.push_back(fmt::format("vs_{}_{}", b, suffix));
     for (std::size_t w = 0; w < records.size(); ++w) {
       const Workload& wl = config.workloads[w];
       for (std::size_t p = 0; p < wl.policies.size(); ++p)
         for (const Row& row : summary(w, p)) {
-          write_row(out, {wl.cluster_label, wl.trace.label, wl.policies[p].label, row.metric});
-          out << ',' << row.windows << ',' << (row.windows ? number(row.mean) : "") << ',' << (row.windows ? number(row.p95) : "");
+          std::vector<std::string> r = {wl.cluster_label, wl.trace.label, wl.policies[p].label, row.metric, std::to_string(row.windows),
+                                        row.windows ? number(row.mean) : "", row.windows ? number(row.p95) : ""};
           for (const Improvement& i : row.vs) {
-            if (i.windows == 0 || !i.defined) out << ",,,," << i.windows;
-            else out << ',' << number(i.pct) << ',' << number(i.ci_low) << ',' << number(i.ci_high) << ',' << i.windows;
+            const bool shown = i.windows != 0 && i.defined;
+            for (const double v : {i.pct, i.ci_low, i.ci_high}) r.push_back(shown ? number(v) : "");
+            r.push_back(std::to_string(i.windows));
           }
-          out << '\n';
+          t.rows.push_back(std::move(r));
         }
     }
-    return out.str();
+    return t;
   }
 
   std::string cdf_csv() const {
@@ -481,10 +478,10 @@ void write_outputs(const fs::path& out, const Config& config, const Json& effect
   const Writer writer{config, records};
   write_file((out / "runs.csv").string(), writer.runs_csv(false));
   write_file((out / "timings.csv").string(), writer.runs_csv(true));
-  const std::string summary = writer.summary_csv();
-  write_file((out / "summary.csv").string(), summary);
-  write_file((out / "summary.md").string(),
-             report::summary_markdown(effective, report::CsvTable::parse(summary, (out / "summary.csv").string())));
+  report::CsvTable summary = writer.summary_table();
+  summary.source = (out / "summary.csv").string();  // what summary.md's errors name
+  write_file((out / "summary.csv").string(), summary.to_csv());
+  write_file((out / "summary.md").string(), report::summary_markdown(effective, summary));
   write_file((out / "cdf.csv").string(), writer.cdf_csv());
   write_file((out / "timeseries.csv").string(), writer.timeseries_csv());
 }

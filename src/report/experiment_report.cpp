@@ -1,7 +1,6 @@
 #include "report/experiment_report.h"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +14,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/process.h"
 #include "metrics/metrics.h"
 #include "report/table.h"
 
@@ -55,6 +55,13 @@ CsvTable CsvTable::read(const std::string& path) {
   const auto text = read_file(path);
   if (!text) throw InputError(path + ": cannot open (is this a finished experiment folder?)");
   return parse(*text, path);
+}
+
+std::string CsvTable::to_csv() const {
+  std::ostringstream out;
+  csv::write_record(out, header);
+  for (const auto& row : rows) csv::write_record(out, row);
+  return out.str();
 }
 
 std::size_t CsvTable::column(const std::string& name) const {
@@ -534,11 +541,6 @@ void timeline_figure(Script& s, const WorkloadInfo& w, const CsvTable& series) {
   }
 }
 
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 }  // namespace
 
@@ -558,6 +560,75 @@ std::string summary_markdown(const Json& config, const CsvTable& summary) {
     for (const Table& t : s.tables) out += fmt::format("\n{}", markdown_table(t));
   }
   return out;
+}
+
+// Writes figures.gp for `script` under `figures`, runs gnuplot on it, and checks that every figure was
+// drawn as PNG and SVG; returns the figures' names.
+std::vector<std::string> render_figures(const Script& script, const fs::path& figures, const ReportOptions& options) {
+  std::error_code ec;
+  fs::create_directories(figures, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
+  std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
+  text += "set encoding utf8\n";
+  // Linetype i is series i's style, for plots that pick colours by `lc variable`.
+  for (std::size_t i = 0; i < std::size(kColours) * kDashes; ++i) text += fmt::format("set linetype {} {}\n", i + 1, series_style(i));
+  text += fmt::format("set linetype cycle {}\n", std::size(kColours) * kDashes);
+  text += script.data;
+  for (const Figure& f : script.figures)
+    for (const auto& [terminal, ext] : {std::pair{"pngcairo", "png"}, std::pair{"svg", "svg"}}) {
+      text += fmt::format("\n# {}\nset terminal {} size {},{} font \"DejaVu Sans,11\" noenhanced{}\n", f.name, terminal, f.width,
+                          f.height, std::string(ext) == "svg" ? " background rgb 'white'" : "");
+      text += fmt::format("set output {}\n", quoted((figures / (f.name + "." + ext)).string()));
+      text += f.body + "unset output\n";
+    }
+  const fs::path gp = figures / "figures.gp", log = figures / "gnuplot.log";
+  write_file(gp.string(), text);
+  // A generous limit: a large experiment's figures take seconds; a hung gnuplot must not hang the report.
+  const ProcessOutput run = run_process({options.gnuplot, gp.string()}, "", 600);
+  write_file(log.string(), run.out + run.err);
+  if (run.status != 0) {
+    if (run.status == 127 && run.err.starts_with("cannot run"))
+      throw InputError(fmt::format("{} not found: install gnuplot (Debian: apt-get install gnuplot-nox)", options.gnuplot));
+    std::string tail = run.out + run.err;
+    if (tail.size() > 2000) tail = "..." + tail.substr(tail.size() - 2000);
+    throw InputError(fmt::format("gnuplot failed on {} (see {}):\n{}", gp.string(), log.string(), tail));
+  }
+
+  std::vector<std::string> names;
+  for (const Figure& f : script.figures) {
+    for (const char* ext : {".png", ".svg"})
+      if (!fs::exists(figures / (f.name + ext)) || fs::file_size(figures / (f.name + ext)) == 0)
+        throw InputError(fmt::format("gnuplot wrote no {} (see {})", (figures / (f.name + ext)).string(), log.string()));
+    names.push_back(f.name);
+  }
+  return names;
+}
+
+// report.html: one self-contained page (inline styles, figures as inline SVG) around `body`.
+std::string html_page(const Json& config, const std::string& body) {
+  const std::string title = config.value("name", std::string("experiment"));
+  std::string intro = intro_markdown(config);
+  intro = intro.substr(intro.find("\n\n") + 2);  // without the "# name" heading
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<title>" + html_escape(title) + " - rltune report</title>\n<style>\n"
+          "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\n"
+          "h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\n"
+          "table{border-collapse:collapse;margin:1em 0;font-size:0.92em}caption{text-align:left;font-weight:bold;padding:0.3em 0}\n"
+          "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}th:first-child,td:first-child{text-align:left}\n"
+          "th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}\n"
+          "figure{margin:1.5em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:0.9em;color:#555}\n"
+          "</style>\n</head>\n<body>\n";
+  html += "<h1>" + html_escape(title) + "</h1>\n";
+  for (std::string_view rest = intro; !rest.empty();) {
+    const auto end = rest.find("\n\n");
+    const std::string_view para = rest.substr(0, end);
+    if (!para.empty() && para != "\n") html += "<p>" + html_escape(std::string(para)) + "</p>\n";
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 2);
+  }
+  html += body + "</body>\n</html>\n";
+  return html;
 }
 
 ReportOutcome make_report(const std::string& dir_text, const ReportOptions& options) {
@@ -591,42 +662,7 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   }
 
   const fs::path figures = dir / "figures";
-  std::error_code ec;
-  fs::create_directories(figures, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
-  std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
-  text += "set encoding utf8\n";
-  // Linetype i is series i's style, for plots that pick colours by `lc variable`.
-  for (std::size_t i = 0; i < std::size(kColours) * kDashes; ++i) text += fmt::format("set linetype {} {}\n", i + 1, series_style(i));
-  text += fmt::format("set linetype cycle {}\n", std::size(kColours) * kDashes);
-  text += script.data;
-  for (const Figure& f : script.figures)
-    for (const auto& [terminal, ext] : {std::pair{"pngcairo", "png"}, std::pair{"svg", "svg"}}) {
-      text += fmt::format("\n# {}\nset terminal {} size {},{} font \"DejaVu Sans,11\" noenhanced{}\n", f.name, terminal, f.width,
-                          f.height, std::string(ext) == "svg" ? " background rgb 'white'" : "");
-      text += fmt::format("set output {}\n", quoted((figures / (f.name + "." + ext)).string()));
-      text += f.body + "unset output\n";
-    }
-  const fs::path gp = figures / "figures.gp", log = figures / "gnuplot.log";
-  write_file(gp.string(), text);
-  const int status = std::system(
-      fmt::format("{} {} >{} 2>&1", shell_quoted(options.gnuplot), shell_quoted(gp.string()), shell_quoted(log.string())).c_str());
-  if (status != 0) {
-    const bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
-    if (missing)
-      throw InputError(fmt::format("{} not found: install gnuplot (Debian: apt-get install gnuplot-nox)", options.gnuplot));
-    std::string tail = read_text(log);
-    if (tail.size() > 2000) tail = "..." + tail.substr(tail.size() - 2000);
-    throw InputError(fmt::format("gnuplot failed on {} (see {}):\n{}", gp.string(), log.string(), tail));
-  }
-
-  ReportOutcome outcome;
-  for (const Figure& f : script.figures) {
-    for (const char* ext : {".png", ".svg"})
-      if (!fs::exists(figures / (f.name + ext)) || fs::file_size(figures / (f.name + ext)) == 0)
-        throw InputError(fmt::format("gnuplot wrote no {} (see {})", (figures / (f.name + ext)).string(), log.string()));
-    outcome.figures.push_back(f.name);
-  }
+  ReportOutcome outcome{render_figures(script, figures, options)};
   std::map<std::string, const Figure*> by_name;
   for (const Figure& f : script.figures) by_name[f.name] = &f;
 
@@ -656,30 +692,8 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
     }
     body += "</section>\n";
   }
-  const std::string title = config.value("name", std::string("experiment"));
-  std::string intro = intro_markdown(config);
-  intro = intro.substr(intro.find("\n\n") + 2);  // without the "# name" heading
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  html += "<title>" + html_escape(title) + " - rltune report</title>\n<style>\n"
-          "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\n"
-          "h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\n"
-          "table{border-collapse:collapse;margin:1em 0;font-size:0.92em}caption{text-align:left;font-weight:bold;padding:0.3em 0}\n"
-          "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}th:first-child,td:first-child{text-align:left}\n"
-          "th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}\n"
-          "figure{margin:1.5em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:0.9em;color:#555}\n"
-          "</style>\n</head>\n<body>\n";
-  html += "<h1>" + html_escape(title) + "</h1>\n";
-  for (std::string_view rest = intro; !rest.empty();) {
-    const auto end = rest.find("\n\n");
-    const std::string_view para = rest.substr(0, end);
-    if (!para.empty() && para != "\n") html += "<p>" + html_escape(std::string(para)) + "</p>\n";
-    if (end == std::string_view::npos) break;
-    rest.remove_prefix(end + 2);
-  }
-  html += body + "</body>\n</html>\n";
   write_file((dir / "report.md").string(), md);
-  write_file((dir / "report.html").string(), html);
+  write_file((dir / "report.html").string(), html_page(config, body));
   return outcome;
 }
 

@@ -17,6 +17,8 @@ struct CsvTable {
   std::vector<std::vector<std::string>> rows;
   static CsvTable parse(const std::string& text, const std::string& source);
   static CsvTable read(const std::string& path);
+  // The table as CSV text: the header, then the rows, each field quoted only where CSV needs it.
+  std::string to_csv() const;
   // Index of a column; InputError naming the file when absent.
   std::size_t column(const std::string& name) const;
 };
