@@ -90,7 +90,7 @@ expect 0 "after up to 300 warm-up jobs" -- simulate --policy fcfs,sjf --window 4
 "$RLTUNE" simulate --window 400:100 --warmup 300 --out "$TMP/warm" > /dev/null 2>&1
 [ "$(grep -c . "$TMP/warm/jobs.csv")" -eq 101 ] && grep -q '"warmup": 300' "$TMP/warm/config.json" \
   || fail "warm windows: only the window's 100 jobs are written, and config.json records the warm-up"
-expect 2 "--warmup: Value -1 not in range" -- simulate --warmup -1
+expect 2 "--warmup: -1 is not between 0 and 100000000" -- simulate --warmup -1
 "$RLTUNE" simulate --runtime predicted:history --predict-last 4 --sample-jobs 300 --out "$TMP/pred" > /dev/null 2>&1
 grep -q '"predict_last": 4' "$TMP/pred/config.json" && grep -q '"runtime_estimates"' "$TMP/pred/summary.json" \
   || fail "predicted runtimes: config.json records predict_last and summary.json the estimates' accuracy"
@@ -283,6 +283,9 @@ printf 'defaults: {placement: milp, milp: {extra_nodes: 65}}\npolicies: [fcfs]\n
 expect 2 "defaults.milp.extra_nodes'.*between 0 and 64" -- experiment --config "$TMP/bad-milp.yaml" --out "$TMP/x"
 expect 2 "milp-extra-nodes: 65 is not between 0 and 64" -- simulate --placement milp --milp-extra-nodes 65
 expect 2 "milp-lookahead: 2.5 is not a whole number" -- simulate --placement milp --milp-lookahead 2.5
+# Window settings: the flags check the records that experiment YAML checks (sim::window_settings()).
+expect 2 "windows: 0 is not between 1 and 1000000" -- evaluate --model "$TMP/nowhere" --windows 0
+expect 2 "train-split: 1 is not between 1e-09 and" -- evaluate --model "$TMP/nowhere" --train-split 1
 expect 0 "fcfs@milp" -- simulate --placement milp --milp-extra-nodes 64 --milp-time-limit-ms 3600000 --sample-jobs 50
 if command -v gnuplot >/dev/null; then
   expect 0 "wrote .*report.html" -- report "$TMP/exp"

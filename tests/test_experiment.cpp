@@ -415,6 +415,23 @@ TEST(ExperimentConfig, EachSettingHasOneSetOfBoundsInYamlAndValidation) {
       [](const Config& c) -> const auto& { return c.workloads[0].policies[0].profile.priority_options.multifactor; });
 }
 
+// The window settings: YAML's `windows:` keys take exactly the records' bounds (the flags of train,
+// evaluate and simulate check the same records; tests/cli_test.sh tries some).
+TEST(ExperimentConfig, WindowSettingsHaveOneSetOfBounds) {
+  for (const sim::WindowSetting& s : sim::window_settings()) {
+    SCOPED_TRACE(s.key);
+    const auto yaml = [&](double v) {
+      return fmt::format("windows: {{{}: {}}}\npolicies: [fcfs]\nworkloads: [{{cluster: helios, trace: {{generate: {{}}}}}}]\n", s.key, v);
+    };
+    for (const double ok : {s.min, s.max}) EXPECT_EQ(s.get(parse(yaml(ok)).workloads[0].windows), ok);
+    for (const double bad : {s.min - 1, s.max * 2 + 1}) {
+      const std::string e = config_error(yaml(bad));
+      EXPECT_NE(e.find(fmt::format("windows.{}", s.key)), std::string::npos) << e;
+      EXPECT_NE(e.find(fmt::format("between {} and {}", s.min, s.max)), std::string::npos) << e;
+    }
+  }
+}
+
 TEST(ExperimentRunner, AFailedRunIsRecordedAndTheOthersComplete) {
   policy::register_builtins();
   static bool registered = false;

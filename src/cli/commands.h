@@ -15,6 +15,7 @@
 #include "policy/profile.h"
 #include "report/outputs.h"
 #include "sim/engine.h"
+#include "sim/window.h"
 #include "trace/job_spec.h"
 #include "trace/reader.h"
 
@@ -81,6 +82,13 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
 
 // CLI::Range for real numbers without its hole: "nan" compares false with both bounds and passes it.
 CLI::Validator number_range(double min, double max);
+// The bounds of a numeric setting record (core/settings.h), checked at parse time in the flag's name:
+// a number, within [min, max], and whole for an integer setting.
+CLI::Validator setting_bounds(double min, double max, bool integer);
+template <typename Options>
+CLI::Validator setting_bounds(const NumberSetting<Options>& s) {
+  return setting_bounds(s.min, s.max, s.integer());
+}
 
 // "a,b" "c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::vector<std::string>& items);

@@ -25,11 +25,8 @@ struct EvaluateArgs {
   TraceArgs trace;
   ProfileArgs profile;
   std::vector<std::string> baselines{"fcfs,sjf,f1,wfp,uni,multifactor"};
-  int windows = 50;
-  int window_len = 256;
-  double train_split = 0.7;
+  sim::WindowSettings window;  // --windows, --window-len, --warmup, --train-split
   std::string split = "test";
-  int warmup = 0;
   bool whole = false;  // --window all
   bool sample = false;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -42,13 +39,13 @@ constexpr const char* kImproved[] = {"avg_wait_s", "p95_wait_s", "avg_jct_s", "p
 int run_evaluate(const EvaluateArgs& a) {
   experiment::Models models;
   const rl::PolicyFile& model = models.emplace(a.model, rl::load_policy(a.model)).first->second;
-  if (a.windows < 1 || a.window_len < 1) throw InputError("--windows and --window-len must be at least 1");
-  if (!(a.train_split > 0 && a.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
   if (a.jobs < 1) throw InputError("--jobs must be at least 1");
   // A paired experiment of one workload: the baselines, then the model.
   experiment::Workload workload;
-  workload.windows = {.count = a.windows, .length = a.window_len, .whole = a.whole, .split = sim::parse_split(a.split),
-                      .train_split = a.train_split, .seed = a.trace.sample_seed, .warmup = a.warmup, .where = ""};
+  static_cast<sim::WindowSettings&>(workload.windows) = a.window;
+  workload.windows.whole = a.whole;
+  workload.windows.split = sim::parse_split(a.split);
+  workload.windows.seed = a.trace.sample_seed;
   const sim::EngineOptions engine_options = a.profile.engine();
   for (const auto& name : split_list(a.baselines)) {
     if (name == "rl" || name == "rl-sampled" || rl::parse_rl_spec(name)) throw InputError("--baselines: list heuristics only; the model is --model");
@@ -69,13 +66,13 @@ int run_evaluate(const EvaluateArgs& a) {
   }
   const cluster::ClusterSpec& cluster = loaded.cluster;
   const trace::Trace& trace = loaded.trace;
-  const auto [first, last] = sim::split_range(trace.jobs.size(), a.train_split, workload.windows.split);
+  const auto [first, last] = sim::split_range(trace.jobs.size(), a.window.train_split, workload.windows.split);
   std::cout << fmt::format("model    {} (epoch {}, baseline {}, features {}, trained on {})\n", a.model, model.epoch,
                            model.baseline, rl::to_string(model.observation.features), model.score);
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
                            cluster.total_gpus(), trace.source, trace.jobs.size());
   std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}){}; placement {}; {}\n\n", loaded.starts.size(),
-                           loaded.length, a.split, first, last, a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "",
+                           loaded.length, a.split, first, last, a.window.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.window.warmup) : "",
                            a.profile.placement, a.sample ? "sampled actions" : "argmax actions");
   const auto runs = experiment::run_paired(workload, loaded, models, a.jobs);  // runs[window][policy]
 
@@ -84,7 +81,7 @@ int run_evaluate(const EvaluateArgs& a) {
   evaluation["model"] = a.model;
   evaluation["split"] = a.split;
   evaluation["seed"] = a.trace.sample_seed;
-  if (a.warmup > 0) evaluation["warmup"] = a.warmup;
+  if (a.window.warmup > 0) evaluation["warmup"] = a.window.warmup;
   const auto& policies = workload.policies;
   report::Json windows = report::Json::array();
   for (std::size_t w = 0; w < runs.size(); ++w) {
@@ -144,8 +141,12 @@ Command add_evaluate(CLI::App& app) {
   args->profile.add_options(*sub);
   sub->add_option("--baselines", args->baselines, "Heuristic priority policies to compare, comma-separated")
       ->capture_default_str();
-  auto* windows = sub->add_option("--windows", args->windows, "Number of windows (drawn with --seed)")->capture_default_str();
-  auto* window_len = sub->add_option("--window-len", args->window_len, "Jobs per window")->capture_default_str();
+  auto* windows = sub->add_option("--windows", args->window.count, "Number of windows (drawn with --seed)")
+                      ->capture_default_str()
+                      ->check(setting_bounds(sim::window_setting("count")));
+  auto* window_len = sub->add_option("--window-len", args->window.length, "Jobs per window")
+                         ->capture_default_str()
+                         ->check(setting_bounds(sim::window_setting("length")));
   sub->add_option_function<std::string>(
          "--window",
          [args](const std::string& value) {
@@ -155,15 +156,16 @@ Command add_evaluate(CLI::App& app) {
          "all: one window, the whole --split (warmed by --warmup jobs before it), instead of drawn windows")
       ->excludes(windows)
       ->excludes(window_len);
-  sub->add_option("--warmup", args->warmup,
+  sub->add_option("--warmup", args->window.warmup,
                   "Jobs before each window replayed first by fcfs (same placement, blocking, backfill), not measured")
       ->capture_default_str()
-      ->check(CLI::Range(0, 100'000'000));
+      ->check(setting_bounds(sim::window_setting("warmup")));
   sub->add_option("--split", args->split, "Where windows come from: test, validation, train or all")
       ->capture_default_str()
       ->check(CLI::IsMember(sim::kSplitNames.names()));
-  sub->add_option("--train-split", args->train_split, "Share of the trace (by job index) used for training")
-      ->capture_default_str();
+  sub->add_option("--train-split", args->window.train_split, "Share of the trace (by job index) used for training")
+      ->capture_default_str()
+      ->check(setting_bounds(sim::window_setting("train_split")));
   sub->add_flag("--sample", args->sample, "Sample the model's actions (seeded) instead of taking the argmax");
   sub->add_option("--jobs", args->jobs, "Runs in parallel (results do not depend on it)")->capture_default_str();
   sub->add_option("--out", args->out, "Directory for evaluation.json");

@@ -27,17 +27,7 @@ void add_settings(CLI::App& sub, std::span<const NumberSetting<Options>> setting
     std::string description = fmt::format("{}: {}", group, s.description);
     if (std::string_view(s.description).find("default") == std::string_view::npos)
       description += fmt::format(" [{}]", s.get(defaults));
-    const CLI::Validator bounds(
-        [s](std::string& text) -> std::string {
-          double v = 0;
-          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-          if (ec != std::errc() || end != text.data() + text.size()) return text + " is not a number";
-          if (!(v >= s.min && v <= s.max)) return fmt::format("{} is not between {} and {}", text, s.min, s.max);
-          if (s.integer() && v != std::floor(v)) return text + " is not a whole number";
-          return "";
-        },
-        fmt::format("[{} - {}]", s.min, s.max));
-    sub.add_option(s.flag, values[i], description)->type_name(s.integer() ? "INT" : "FLOAT")->check(bounds);
+    sub.add_option(s.flag, values[i], description)->type_name(s.integer() ? "INT" : "FLOAT")->check(setting_bounds(s));
   }
 }
 
@@ -49,6 +39,19 @@ void apply_settings(std::span<const NumberSetting<Options>> settings, const std:
 }
 
 }  // namespace
+
+CLI::Validator setting_bounds(double min, double max, bool integer) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size()) return text + " is not a number";
+        if (!(v >= min && v <= max)) return fmt::format("{} is not between {} and {}", text, min, max);
+        if (integer && v != std::floor(v)) return text + " is not a whole number";
+        return "";
+      },
+      fmt::format("[{} - {}]", min, max));
+}
 
 void ProfileArgs::add_options(CLI::App& sub) {
   sub.add_option("--placement", placement, "Placement policy: greedy, defrag, balance or milp")->capture_default_str();

@@ -180,7 +180,7 @@ Command add_simulate(CLI::App& app) {
   sub->add_option("--warmup", args->warmup,
                   "Jobs before each window replayed first by fcfs (same placement, blocking, backfill), not measured")
       ->capture_default_str()
-      ->check(CLI::Range(0, 100'000'000));
+      ->check(setting_bounds(sim::window_setting("warmup")));
   sub->add_option("--out", args->out, "Directory for jobs.csv, summary.json and config.json");
   return {sub, [args, sub] {
             args->profile.check(*sub, args->policies);

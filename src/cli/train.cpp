@@ -175,13 +175,16 @@ Command add_train(CLI::App& app) {
       ->check(CLI::IsMember(rl::kTeacherNames.names()));
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
   sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
-  sub->add_option("--window-len", o.env.window_len, "Jobs per episode")->capture_default_str();
+  sub->add_option("--window-len", o.env.window_len, "Jobs per episode")
+      ->capture_default_str()
+      ->check(setting_bounds(sim::window_setting("length")));
   sub->add_option("--warmup", o.env.warmup,
                   "Jobs before each episode's window replayed first by fcfs (same placement, blocking, backfill), not scored")
       ->capture_default_str()
-      ->check(CLI::Range(0, 100'000'000));
+      ->check(setting_bounds(sim::window_setting("warmup")));
   sub->add_option("--train-split", o.env.train_split, "Share of the trace (by job index) that training windows come from")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(setting_bounds(sim::window_setting("train_split")));
   sub->add_option("--validation-windows", o.validation_windows, "Validation windows scored after every epoch (picks best.pt)")
       ->capture_default_str();
   sub->add_option("--clip", o.ppo.clip, "PPO clip ratio")->capture_default_str();

@@ -70,13 +70,13 @@ struct Parser {
   template <typename Options>
   void read_settings(const YAML::Node& map, const std::string& key, std::span<const NumberSetting<Options>> settings,
                      Options& o) const {
-    for (const NumberSetting<Options>& s : settings) {
-      const YAML::Node v = map[s.key];
-      if (!v) continue;
-      const std::string at = key + "." + s.key;
-      s.set(o, s.integer() ? static_cast<double>(check.integer(v, at, static_cast<long long>(s.min), static_cast<long long>(s.max)))
-                           : check.number(v, at, s.min, s.max));
-    }
+    for (const NumberSetting<Options>& s : settings)
+      if (const YAML::Node v = map[s.key]) read_setting(v, key + "." + s.key, s, o);
+  }
+  template <typename Options>
+  void read_setting(const YAML::Node& v, const std::string& at, const NumberSetting<Options>& s, Options& o) const {
+    s.set(o, s.integer() ? static_cast<double>(check.integer(v, at, static_cast<long long>(s.min), static_cast<long long>(s.max)))
+                         : check.number(v, at, s.min, s.max));
   }
   template <typename Options>
   static std::set<std::string> keys_of(std::span<const NumberSetting<Options>> settings, std::set<std::string> others) {
@@ -152,14 +152,12 @@ struct Parser {
 
   void windows(const YAML::Node& w, const std::string& key, WindowSpec& out) const {
     out.where = where(w);
-    check.only_keys(w, key, {"count", "length", "split", "train_split", "seed", "warmup"});
-    if (w["warmup"]) out.warmup = static_cast<int>(check.integer(w["warmup"], key + ".warmup", 0, 100'000'000));
+    check.only_keys(w, key, keys_of(sim::window_settings(), {"split", "seed"}));
+    out.whole = w["length"] && w["length"].IsScalar() && w["length"].Scalar() == "all";
+    for (const sim::WindowSetting& s : sim::window_settings())
+      if (w[s.key] && !(out.whole && std::string_view(s.key) == "length"))
+        read_setting(w[s.key], key + "." + s.key, s, static_cast<sim::WindowSettings&>(out));
     if (w["seed"]) out.seed = static_cast<std::uint64_t>(check.integer(w["seed"], key + ".seed", 0, INT64_MAX));
-    if (w["count"]) out.count = static_cast<int>(check.integer(w["count"], key + ".count", 1, 1'000'000));
-    if (w["length"]) {
-      out.whole = w["length"].IsScalar() && w["length"].Scalar() == "all";
-      if (!out.whole) out.length = static_cast<int>(check.integer(w["length"], key + ".length", 1, 100'000'000));
-    }
     if (out.whole && w["count"] && out.count != 1)
       check.fail(w["count"], key + ".count", "length: all is one window (the whole split); leave count out");
     if (out.whole) out.count = 1;
@@ -170,7 +168,6 @@ struct Parser {
         check.fail(w["split"], key + ".split", e.what());
       }
     }
-    if (w["train_split"]) out.train_split = check.number(w["train_split"], key + ".train_split", 1e-9, 1 - 1e-9);
   }
 
   TraceSource trace_source(const YAML::Node& node, const std::string& key, std::uint64_t seed,

@@ -53,14 +53,12 @@ struct PolicySpec {
   std::string where;                // "FILE:LINE" of the entry, for messages
 };
 
-struct WindowSpec {
-  int count = 50;
-  int length = 256;
+// A workload's windows: the numeric settings (sim::window_settings(): count, length, warmup,
+// train_split), then the rest.
+struct WindowSpec : sim::WindowSettings {
   bool whole = false;               // `length: all`: one window, the whole split (count is 1)
   sim::Split split = sim::Split::all;
-  double train_split = 0.7;
   std::uint64_t seed = 1;           // draws the windows; default: the config's seed
-  int warmup = 0;                   // jobs before each window replayed by fcfs first, not measured
   std::string where;                // "FILE:LINE" where they are set, for messages
 };
 

@@ -9,6 +9,24 @@
 
 namespace rltune::sim {
 
+std::span<const WindowSetting> window_settings() {
+  static const WindowSetting settings[] = {
+      {"--windows", "count", "windows drawn", 1, 1e6, &WindowSettings::count},
+      {"--window-len", "length", "jobs per window", 1, 1e8, &WindowSettings::length},
+      {"--warmup", "warmup", "jobs before each window replayed first, not measured", 0, 1e8, &WindowSettings::warmup},
+      {"--train-split", "train_split", "share of the trace (by job index) that training windows come from", 1e-9, 1 - 1e-9,
+       &WindowSettings::train_split},
+  };
+  return settings;
+}
+
+const WindowSetting& window_setting(std::string_view key) {
+  for (const WindowSetting& s : window_settings())
+    if (key == s.key) return s;
+  RLTUNE_CHECK(false, fmt::format("no window setting {}", key));
+  return window_settings().front();
+}
+
 std::pair<std::size_t, std::size_t> split_range(std::size_t n, double train_split, Split split) {
   const auto train_end = static_cast<std::size_t>(std::floor(train_split * static_cast<double>(n)));
   const std::size_t validation_end = train_end + (n - train_end) / 2;

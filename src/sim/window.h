@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/names.h"
 #include "core/rng.h"
+#include "core/settings.h"
 #include "trace/job_spec.h"
 
 namespace rltune::sim {
@@ -23,6 +25,18 @@ std::pair<std::size_t, std::size_t> split_range(std::size_t jobs, double train_s
 // The start of a window of `len` jobs drawn uniformly from `split` with `rng` (as training and
 // evaluation draw them); InputError when the split holds fewer than `len` jobs.
 std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len);
+
+// How windows are cut, in numbers. One record per setting (window_settings()) gives the flags of train,
+// evaluate and simulate, the keys of an experiment's `windows:`, and the bounds they all check.
+struct WindowSettings {
+  int count = 50;            // windows drawn
+  int length = 256;          // jobs per window
+  int warmup = 0;            // jobs before a window replayed first (not measured)
+  double train_split = 0.7;  // share of the trace (by job index) that training windows come from
+};
+using WindowSetting = NumberSetting<WindowSettings>;
+std::span<const WindowSetting> window_settings();
+const WindowSetting& window_setting(std::string_view key);  // by its YAML key; InvariantError if none
 
 // The window [start, start + length) of `jobs` preceded by up to `warmup` jobs (fewer at the trace's start).
 struct WarmWindow {
