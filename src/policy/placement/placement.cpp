@@ -35,11 +35,8 @@ class GreedyPlacement final : public PlacementPolicy {
 
   PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
                     std::span<const UpcomingJob> = {}) const override {
+    if (!any_pool_large_enough(state, r, pools)) return {PlaceStatus::never_fits, {}};
     PlaceResult result;
-    if (!any_pool_large_enough(state, r, pools)) {
-      result.status = PlaceStatus::never_fits;
-      return result;
-    }
     const int gpus = r.gpus;
     const auto consider = [&](PoolId p, std::span<const cluster::Share> shares) {
       if (result.status != PlaceStatus::placed || lexicographically_less(shares, result.placement.shares)) {
@@ -74,11 +71,8 @@ class OrderedPlacement final : public PlacementPolicy {
   explicit OrderedPlacement(void (*sort)(std::vector<Candidate>&)) : sort_(sort) {}
   PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
                     std::span<const UpcomingJob> = {}) const override {
+    if (!any_pool_large_enough(state, r, pools)) return {PlaceStatus::never_fits, {}};
     PlaceResult result;
-    if (!any_pool_large_enough(state, r, pools)) {
-      result.status = PlaceStatus::never_fits;
-      return result;
-    }
     Candidates candidates;
     for (const PoolId p : pools) {
       const cluster::PoolSpec& pool = state.spec().pools[p];
