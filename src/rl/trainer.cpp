@@ -275,7 +275,6 @@ void save_epoch(const fs::path& dir, const std::vector<EpochRecord>& records, co
 
 }  // namespace
 
-
 std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
                                const TrainOptions& o, Learner& learner, nlohmann::json config) {
   if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
@@ -388,7 +387,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     spdlog::debug("{}", message);
   }
   if (o.progress) progress.finish(records.empty() ? "" : fmt::format("best validation return {:+.3f}", best_validation));
-  return records;
+  return std::move(records);  // start.records
 }
 
 }  // namespace rltune::rl
