@@ -115,7 +115,7 @@ bool LineReader::next(std::string_view& line) {
   if (read == 0 && in_.eof()) return false;
   ++number_;
   const bool too_long = in_.fail() && !in_.eof();
-  const std::size_t length = too_long ? read : in_.eof() ? read : read - 1;  // without the '\n' getline took
+  const std::size_t length = too_long || in_.eof() ? read : read - 1;  // without the '\n' getline took
   if (std::memchr(buffer_.get(), '\0', length) != nullptr)
     throw InputError::at(file_, number_, "", "", "holds a NUL byte: binary data or UTF-16 text, not a UTF-8 trace");
   if (too_long)

@@ -78,16 +78,13 @@ class KeyPriority final : public PriorityPolicy {
       head_ = 0;
       std::erase_if(sorted_, stale);
     }
-    // New arrivals are the queue's tail (arrivals come in index order): sort them, then merge.
-    std::size_t fresh = 0;
-    while (fresh < queue.size() && queue[queue.size() - 1 - fresh] > last_seen_) ++fresh;
-    if (fresh > 0) {
+    // New arrivals: sort them, then merge.
+    if (const auto fresh = arrivals(queue); !fresh.empty()) {
       const auto old_end = static_cast<std::ptrdiff_t>(sorted_.size());
-      for (std::size_t i = queue.size() - fresh; i < queue.size(); ++i) {
-        keys_[queue[i]] = key_of(view, queue[i]);
-        sorted_.push_back(queue[i]);
+      for (const JobIndex j : fresh) {
+        keys_[j] = key_of(view, j);
+        sorted_.push_back(j);
       }
-      last_seen_ = queue.back();
       std::sort(sorted_.begin() + old_end, sorted_.end(), less());
       std::inplace_merge(sorted_.begin() + static_cast<std::ptrdiff_t>(head_), sorted_.begin() + old_end, sorted_.end(),
                          less());
@@ -103,10 +100,8 @@ class KeyPriority final : public PriorityPolicy {
   // unique order by (key, arrival), the same as a full sort's.
   std::span<const JobIndex> resorted(const sim::View& view, std::span<const JobIndex> queue) {
     std::erase_if(sorted_, [&](JobIndex j) { return !view.job(j).queued(); });
-    std::size_t fresh = queue.size();  // new arrivals are the queue's tail (arrivals come in index order)
-    while (fresh > 0 && queue[fresh - 1] > last_seen_) --fresh;
-    sorted_.insert(sorted_.end(), queue.begin() + static_cast<std::ptrdiff_t>(fresh), queue.end());
-    if (!queue.empty()) last_seen_ = std::max(last_seen_, queue.back());
+    const auto fresh = arrivals(queue);
+    sorted_.insert(sorted_.end(), fresh.begin(), fresh.end());
     keyed_.resize(sorted_.size());
     for (std::size_t i = 0; i < sorted_.size(); ++i) keyed_[i] = {key_of(view, sorted_[i]), sorted_[i]};
     std::size_t moves = 0;
@@ -117,6 +112,14 @@ class KeyPriority final : public PriorityPolicy {
     for (std::size_t i = 0; i < keyed_.size(); ++i) sorted_[i] = keyed_[i].second;
     head_ = 0;
     return sorted_;
+  }
+
+  // The jobs queued since the last call: the queue's tail, since arrivals come in index order.
+  std::span<const JobIndex> arrivals(std::span<const JobIndex> queue) {
+    std::size_t first = queue.size();
+    while (first > 0 && queue[first - 1] > last_seen_) --first;
+    if (!queue.empty()) last_seen_ = std::max(last_seen_, queue.back());
+    return queue.subspan(first);
   }
 
   Key key_of(const sim::View& view, JobIndex j) const {
