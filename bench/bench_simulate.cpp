@@ -1,6 +1,7 @@
 // Whole-simulation benchmarks on the helios preset with the sample workload: the cost of the engine plus
 // a heuristic profile, per full trace (BM_FcfsGreedyHelios*) and per 256-job window (BM_Window256*).
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -180,5 +181,28 @@ void BM_JobsAtOnce(benchmark::State& state) {
   run_once(state, helios().cluster, jobs, profile(kPriorities[state.range(0)], policy::Blocking::global, false));
 }
 BENCHMARK(BM_JobsAtOnce)->DenseRange(0, 3)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+namespace {
+
+// A Venus-like cluster (two VCs of 20 and 2 nodes x 8 GPUs) with 186,700 Helios-like jobs at offered
+// load 1.09, so that one VC's queue is long while the other's head is far behind it in the order:
+// args = priority (0 fcfs, 1 sjf), backfill (0/1), blocking (0 global, 1 pool); the target is pool
+// blocking within 2x of global blocking for each priority and backfill setting.
+void BM_VenusLike(benchmark::State& state) {
+  static const auto cluster = cluster::parse_cluster(
+      "name: venus-like\npools:\n  - {name: vc0, gpu_type: V100, nodes: 20, gpus_per_node: 8, accepts: {vc: [\"0\"]}}\n"
+      "  - {name: vc1, gpu_type: V100, nodes: 2, gpus_per_node: 8, accepts: {vc: [\"1\"]}}\n",
+      "venus-like.yaml");
+  static const auto jobs = workload::generate(workload::load_model("helios"), cluster, {.jobs = 186700, .load = 1.09, .seed = 3}).jobs;
+  policy::register_builtins();
+  const char* priority = state.range(0) == 0 ? "fcfs" : "sjf";
+  const bool backfill = state.range(1) == 1;
+  const auto blocking = state.range(2) == 0 ? policy::Blocking::global : policy::Blocking::pool;
+  state.SetLabel(fmt::format("{}{} {}", priority, backfill ? "+backfill" : "", policy::to_string(blocking)));
+  run_once(state, cluster, jobs, profile(priority, blocking, backfill));
+}
+BENCHMARK(BM_VenusLike)->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -58,6 +58,19 @@ expect 0 "offered load" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
 expect 0 "arrive within 20 s, less than the p99 duration" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
 expect 0 "pool large +160 GPUs  load" -- generate --cluster philly --jobs 300 --out "$TMP/gen-philly.csv"
 expect 0 "multifactor" -- policies
+expect 0 "consolidate .*HeliosArtifact" -- policies
+expect 0 "helios .*consolidate placement" -- policies
+
+# --semantics helios: fixes placement, blocking and backfill; contradictions are errors.
+expect 0 "blocking pool; backfill off; runtime estimates oracle; placement consolidate; semantics helios" -- \
+  simulate --semantics helios --blocking pool --policy fcfs,sjf --trace "$TMP/ok.csv"
+expect 0 "sjf@consolidate" -- simulate --semantics helios --policy sjf --trace "$TMP/ok.csv" --out "$TMP/hel"
+grep -q '"semantics": "helios"' "$TMP/hel/config.json" && grep -q '"blocking": "pool"' "$TMP/hel/config.json" \
+  || fail "config.json records the semantics and the blocking it sets"
+expect 2 "--semantics helios sets --placement consolidate; --placement greedy contradicts it" -- simulate --semantics helios --placement greedy
+expect 2 "sets --backfill false" -- simulate --semantics helios --backfill
+expect 2 "sjf@greedy: --semantics helios places with consolidate" -- simulate --semantics helios --policy sjf@greedy
+expect 2 "--semantics: slurm not in" -- simulate --semantics slurm
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen.csv"
 expect 0 "50 jobs" -- simulate --trace "$TMP/gen.csv"
 

@@ -363,9 +363,9 @@ TEST(ExperimentRunner, ResumeRefusesWhenAnInputFileChanged) {
 // A priority policy that throws in the middle of a run.
 class Exploding final : public policy::PriorityPolicy {
  public:
-  std::span<const JobIndex> order(const sim::View& view) override {
+  std::span<const JobIndex> order(const sim::View& view, std::span<const JobIndex> queue) override {
     if (view.now() > 0) throw std::runtime_error("boom at t>0");
-    order_.assign(view.queue().begin(), view.queue().end());
+    order_.assign(queue.begin(), queue.end());
     return order_;
   }
 
@@ -437,7 +437,7 @@ TEST(ExperimentRunner, AFailedRunIsRecordedAndTheOthersComplete) {
   static bool registered = false;
   if (!registered) {
     policy::register_priority({"test-exploding", "throws during a run",
-                               [](const std::string&, const policy::PriorityOptions&) { return policy::make_order_picker(std::make_unique<Exploding>()); }});
+                               [](const std::string&, const policy::PriorityOptions&) { return policy::make_order_picker([] { return std::make_unique<Exploding>(); }); }});
     registered = true;
   }
   const Config c = parse("seed: 2\nwindows: {count: 2, length: 32}\npolicies: [fcfs, test-exploding]\n"

@@ -130,3 +130,60 @@ TEST(Properties, BackfillNeverDelaysTheReservedJobUnderOracleEstimates) {
 
 }  // namespace
 }  // namespace rltune
+
+namespace rltune {
+namespace {
+
+// Under pool blocking the order picker walks each group of pools that no job shares on its own; the
+// jobs it starts must be exactly those of one walk over the whole priority order.
+TEST(Properties, WalkingEachPoolGroupStartsWhatOneWalkStarts) {
+  policy::register_builtins();
+  Rng rng(77);
+  const std::vector<std::string> placements = {"greedy", "defrag", "balance", "consolidate"};
+  int runs = 0;
+  for (int round = 0; round < 12; ++round) {
+    // 2-4 pools; each accepts its own VC, and some share a VC with the next pool (joining their groups).
+    const int pools = static_cast<int>(rng.uniform_int(2, 4));
+    std::vector<bool> shared(pools, false);
+    for (int p = 0; p + 1 < pools; ++p) shared[p] = rng.uniform() < 0.3;
+    std::string yaml = "name: groups\npools:\n";
+    std::vector<std::string> vcs;
+    for (int p = 0; p < pools; ++p) {
+      std::string accepts = fmt::format("v{}", p);
+      vcs.push_back(fmt::format("v{}", p));
+      if (shared[p]) {
+        accepts += fmt::format(", s{}", p);
+        vcs.push_back(fmt::format("s{}", p));
+      }
+      if (p > 0 && shared[p - 1]) accepts += fmt::format(", s{}", p - 1);
+      yaml += fmt::format("  - {{name: p{}, nodes: {}, gpus_per_node: {}, accepts: {{vc: [{}]}}}}\n", p, rng.uniform_int(1, 4),
+                          std::vector<int>{2, 4, 8}[rng.uniform_int(0, 2)], accepts);
+    }
+    const auto cluster = testing::cluster_from(yaml);
+    std::vector<trace::JobSpec> jobs;
+    Seconds t = 0;
+    for (int i = 0; i < 80; ++i) {
+      t += rng.uniform_int(0, 20);
+      jobs.push_back(testing::job(fmt::format("j{}", i), t, rng.uniform_int(1, 300), static_cast<int>(rng.uniform_int(1, 12)),
+                                  vcs[rng.uniform_int(0, static_cast<std::int64_t>(vcs.size()) - 1)], rng.uniform_int(1, 400)));
+    }
+    for (const policy::PriorityKeyDef& def : policy::priority_key_defs())
+      for (const bool backfill : {false, true}) {
+        const auto profile = testing::profile(def.name, policy::Blocking::pool, backfill, placements[rng.uniform_int(0, 3)]);
+        const sim::EngineOptions engine_options{.runtime = rng.uniform() < 0.5 ? sim::RuntimeKnowledge::oracle : sim::RuntimeKnowledge::requested};
+        const auto run = [&](bool by_pool_group) {
+          policy::ProfileScheduler scheduler(
+              profile, policy::make_order_picker([&def] { return policy::make_key_priority(def, {}); }, by_pool_group),
+              policy::make_placement(profile));
+          sim::Engine engine(cluster, jobs, engine_options);
+          return jobs_csv(metrics::run_and_measure(engine, scheduler, "all"));
+        };
+        ASSERT_EQ(run(true), run(false)) << def.name << (backfill ? "+backfill" : "") << " on\n" << yaml;
+        ++runs;
+      }
+  }
+  EXPECT_EQ(runs, 12 * static_cast<int>(policy::priority_key_defs().size()) * 2);
+}
+
+}  // namespace
+}  // namespace rltune

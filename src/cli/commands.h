@@ -53,6 +53,7 @@ struct TraceArgs {
 // How policies run, shared by simulate, train and evaluate: placement (and its MILP settings),
 // blocking, backfilling, runtime knowledge and the multifactor weights.
 struct ProfileArgs {
+  std::string semantics = "rltune";
   std::string placement = "greedy";
   std::string blocking = "global";
   std::string runtime = "oracle";

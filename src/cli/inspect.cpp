@@ -197,6 +197,8 @@ int run_policies() {
   for (const auto& p : policy::placement_policies()) std::cout << fmt::format("  {:<12} {}\n", p.name, p.description);
   std::cout << "\nblocking (--blocking): global (a blocked job stops all starts), pool (only in its pools)\n"
                "backfill (--backfill): EASY backfilling by runtime estimates (--runtime oracle|requested|predicted)\n";
+  std::cout << "\nsemantics (--semantics), see docs/fidelity.md:\n";
+  for (const auto& s : policy::semantics_profiles()) std::cout << fmt::format("  {:<12} {}\n", s.name, s.description);
   return 0;
 }
 

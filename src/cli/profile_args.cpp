@@ -54,7 +54,13 @@ CLI::Validator setting_bounds(double min, double max, bool integer) {
 }
 
 void ProfileArgs::add_options(CLI::App& sub) {
-  sub.add_option("--placement", placement, "Placement policy: greedy, defrag, balance or milp")->capture_default_str();
+  std::vector<std::string> semantics_names;
+  for (const policy::Semantics& s : policy::semantics_profiles()) semantics_names.emplace_back(s.name);
+  sub.add_option("--semantics", semantics,
+                 "rltune, or helios (HeliosArtifact's: consolidate placement, pool blocking, no backfill, ties by arrival)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(semantics_names));
+  sub.add_option("--placement", placement, "Placement policy: greedy, defrag, balance, consolidate or milp")->capture_default_str();
   sub.add_option("--milp-model", milp_model, "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)")
       ->capture_default_str();
   add_settings(sub, policy::milp_settings(), "milp", milp_values);
@@ -82,7 +88,19 @@ void ProfileArgs::add_options(CLI::App& sub) {
 }
 
 void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& policies) const {
-  bool milp_used = placement == "milp";
+  // A semantics fixes some settings: the same value given again is fine, another one is an error.
+  policy::ProfileOptions given;
+  given.placement = placement;
+  given.blocking = policy::parse_blocking(blocking);
+  given.backfill = backfill;
+  for (const auto& [key, value] : policy::fixed_settings(policy::find_semantics(semantics))) {
+    const std::string flag = "--" + key, text = policy::setting_text(given, key);
+    if (sub.count(flag) > 0 && text != value)
+      throw InputError(fmt::format("--semantics {} sets {} {}; {} {} contradicts it", semantics, flag, value, flag, text));
+  }
+  given.semantics = policy::find_semantics(semantics).name;
+  policy::apply_semantics(given);
+  bool milp_used = given.placement == "milp";
   for (const auto& name : split_list(policies)) milp_used = milp_used || name.ends_with("@milp");
   if (sim::parse_runtime_knowledge(runtime) != sim::RuntimeKnowledge::predicted)
     for (const auto& s : sim::engine_settings())
@@ -91,7 +109,7 @@ void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& pol
   for (const policy::MilpSetting& s : policy::milp_settings()) flags.push_back(s.flag);
   for (const std::string& name : flags)
     if (sub.count(name) > 0 && !milp_used)
-      throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, placement));
+      throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, given.placement));
 }
 
 policy::ProfileOptions ProfileArgs::profile(const std::string& spec) const {
@@ -109,6 +127,11 @@ policy::ProfileOptions ProfileArgs::profile(const std::string& spec) const {
   p.backfill = backfill;
   p.priority_options.multifactor = multifactor();
   p.milp = m;
+  p.semantics = policy::find_semantics(semantics).name;
+  const std::string asked = p.placement;
+  policy::apply_semantics(p);
+  if (at != std::string::npos && p.placement != asked)
+    throw InputError(fmt::format("--policy {}: --semantics {} places with {}", spec, semantics, p.placement));
   policy::make_profile(p);  // fail on unknown names before any work
   return p;
 }
@@ -128,9 +151,10 @@ sim::EngineOptions ProfileArgs::engine() const {
 }
 
 void ProfileArgs::describe(report::Json& config, const policy::ProfileOptions& p) const {
+  if (p.semantics != "rltune") config["semantics"] = std::string(p.semantics);
   config["placement"] = p.placement;
-  config["blocking"] = blocking;
-  config["backfill"] = backfill;
+  config["blocking"] = policy::to_string(p.blocking);
+  config["backfill"] = p.backfill;
   config["runtime"] = runtime;
   if (const sim::EngineOptions e = engine(); e.runtime == sim::RuntimeKnowledge::predicted)
     write_settings(config, e, sim::engine_settings());

@@ -81,10 +81,12 @@ int run_simulate(const SimulateArgs& a) {
                            cluster.total_nodes(), cluster.total_gpus());
   std::cout << fmt::format("trace    {} ({} jobs, format {}{})\n", trace.source, trace.jobs.size(), trace.format,
                            trace.skipped.skipped ? fmt::format(", {} rows skipped", trace.skipped.skipped) : "");
-  std::cout << fmt::format("windows  {}{}; blocking {}; backfill {}; runtime estimates {}; placement {}\n\n",
+  const policy::ProfileOptions shown = a.profile.profile("fcfs");  // the settings, with what --semantics fixes
+  std::cout << fmt::format("windows  {}{}; blocking {}; backfill {}; runtime estimates {}; placement {}{}\n\n",
                            windows.size() == 1 ? windows[0].label : std::to_string(windows.size()),
-                           a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "", a.profile.blocking,
-                           a.profile.backfill ? "on" : "off", a.profile.runtime, a.profile.placement);
+                           a.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.warmup) : "",
+                           policy::to_string(shown.blocking), shown.backfill ? "on" : "off", a.profile.runtime, shown.placement,
+                           shown.semantics == "rltune" ? "" : fmt::format("; semantics {}", shown.semantics));
 
   // One folder per policy under --out: its name, with the '/' of a model's path as '-'; a name that
   // comes out the same as an earlier one ("rl:a/b" and "rl:a-b") gets "-2", "-3"...

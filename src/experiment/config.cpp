@@ -51,7 +51,8 @@ struct Parser {
       const YAML::Node& v = kv.second;
       const std::string at = key + "." + k;
       try {
-        if (k == "placement") p.placement = check.text(v, at);
+        if (k == "semantics") p.semantics = policy::find_semantics(check.text(v, at)).name;
+        else if (k == "placement") p.placement = check.text(v, at);
         else if (k == "blocking") p.blocking = policy::parse_blocking(check.text(v, at));
         else if (k == "backfill") p.backfill = boolean(v, at);
         else if (k == "runtime") engine.runtime = sim::parse_runtime_knowledge(check.text(v, at));
@@ -65,6 +66,11 @@ struct Parser {
     // Predictor settings may sit in defaults for the policies that predict; config.json records them
     // only where they apply.
     read_settings(map, key, sim::engine_settings(), engine);
+    // A semantics fixes some settings: the same value given again is fine, another one is an error.
+    for (const auto& [name, value] : policy::fixed_settings(policy::find_semantics(p.semantics)))
+      if (const YAML::Node v = map[name]; v && policy::setting_text(p, name) != value)
+        check.fail(v, key + "." + name, fmt::format("contradicts semantics {}, which sets {} {}", p.semantics, name, value));
+    policy::apply_semantics(p);
   }
   // The settings present in `map`, each within its bounds.
   template <typename Options>
@@ -111,9 +117,12 @@ struct Parser {
       if (at != std::string::npos) {
         s.profile.placement = priority.substr(at + 1);
         priority = priority.substr(0, at);
+        if (const char* fixed = policy::find_semantics(s.profile.semantics).placement; fixed && s.profile.placement != fixed)
+          check.fail(node, key, fmt::format("@{} contradicts semantics {}, which places with {}", s.profile.placement,
+                                            s.profile.semantics, fixed));
       }
     } else {
-      check.only_keys(node, key, keys_of(sim::engine_settings(), {"name", "priority", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
+      check.only_keys(node, key, keys_of(sim::engine_settings(), {"name", "priority", "semantics", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
       if (!node["priority"]) check.fail(node, key, "needs a priority (e.g. fcfs, sjf, rl:MODEL)");
       priority = check.text(node["priority"], key + ".priority");
       if (node["name"]) label = check.text(node["name"], key + ".name");
@@ -260,6 +269,7 @@ Json policy_json(const PolicySpec& s) {
          {"blocking", policy::to_string(p.blocking)},
          {"backfill", p.backfill},
          {"runtime", sim::to_string(s.engine.runtime)}};
+  if (p.semantics != "rltune") j["semantics"] = std::string(p.semantics);
   if (s.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, s.engine, sim::engine_settings());
   if (p.placement == "milp") j["milp"] = milp_json(p.milp);
   if (p.priority == "multifactor") j["multifactor"] = multifactor_json(p.priority_options.multifactor);
@@ -392,7 +402,7 @@ Config parse_config(const std::string& yaml, const std::string& file) {
   PolicySpec defaults;
   defaults.profile.priority_options.seed = c.seed;  // rl-sampled draws its picks from it
   if (root["defaults"]) {
-    check.only_keys(root["defaults"], "defaults", Parser::keys_of(sim::engine_settings(), {"placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
+    check.only_keys(root["defaults"], "defaults", Parser::keys_of(sim::engine_settings(), {"semantics", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
     p.profile_settings(root["defaults"], "defaults", defaults.profile, defaults.engine);
   }
   std::vector<PolicySpec> common;

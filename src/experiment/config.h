@@ -6,7 +6,7 @@
 //   description: what it compares and how long it takes
 //   seed: 1                       # windows, generated workloads and bootstrap resampling
 //   windows: {count: 50, length: 256, split: all, train_split: 0.7}   # seed: default the config's
-//   defaults: {placement: greedy, blocking: global, backfill: false, runtime: oracle}
+//   defaults: {placement: greedy, blocking: global, backfill: false, runtime: oracle}   # or {semantics: helios}
 //   policies: [fcfs, sjf, {name: sjf-bf, priority: sjf, backfill: true}, "rl:../models/x@milp"]
 //   baselines: [fcfs]             # improvements are over these (default: the first policy)
 //   timeseries_windows: 1         # windows per workload whose queue/GPU/fragmentation series are kept

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "core/error.h"
 #include "policy/priority/priority.h"
@@ -47,6 +48,8 @@ void DecisionPass::begin(sim::Engine& engine) {
 
 void DecisionPass::begin_again() {
   const std::size_t pools = engine_->cluster_spec().pools.size();
+  all_pools_.resize(pools);
+  for (std::size_t p = 0; p < pools; ++p) all_pools_[p] = static_cast<PoolId>(p);
   blocked_.assign(pools, 0);
   reservation_.assign(pools, kForever);
   blocked_count_ = 0;
@@ -92,8 +95,7 @@ Outcome DecisionPass::offer(JobIndex j, std::span<const JobIndex> later) {
     backfill_pools(job);
     if (start_in(j, later)) return Outcome::started;
   }
-  const auto& eligible = job.eligible();
-  if (std::all_of(eligible.begin(), eligible.end(), [&](PoolId p) { return blocked_[p] != 0; })) return Outcome::not_now;
+  if (all_blocked(job.eligible())) return Outcome::not_now;
   block(j);
   return Outcome::blocked;
 }
@@ -117,43 +119,55 @@ bool DecisionPass::may_offer(JobIndex j) const {
 bool DecisionPass::futile(JobIndex j) const {
   const sim::JobBrief& job = engine_->brief(j);
   if (!job.queued) return true;
-  if (blocked_count_ < blocked_.size()) return false;
-  if (!backfill_) return true;
-  update_bounds();
-  return engine_->now() + job.estimate > latest_reservation_ || job.gpus > most_free_;
-}
-
-bool DecisionPass::backfill_possible() const {
-  update_bounds();
-  return backfill_possible_;
-}
-
-void DecisionPass::update_bounds() const {
-  if (bounds_valid_) return;
-  bounds_valid_ = true;
+  if (blocked_count_ == 0) return false;
+  const bool all = blocked_count_ == blocked_.size();
+  if (all && !backfill_) return true;
+  const Seconds end = engine_->now() + job.estimate;
+  if (all && (end > bounds().latest_reservation || job.gpus > bounds().most_free)) return true;  // cheap, often enough
+  // Futile when every pool it may use is blocked and, with backfilling, none would take it now: a
+  // pool whose reservation it would delay, or without its GPUs free.
   const cluster::ClusterState& cluster = engine_->cluster();
-  latest_reservation_ = *std::max_element(reservation_.begin(), reservation_.end());
-  most_free_ = 0;
-  for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) most_free_ = std::max(most_free_, cluster.pool_free_total(p));
+  const auto may_backfill = [&](PoolId p) { return end <= reservation_[p] && job.gpus <= cluster.pool_free_total(p); };
+  if (job.only_pool >= 0) return blocked_[job.only_pool] && (!backfill_ || !may_backfill(job.only_pool));
+  const auto& eligible = view().job(j).eligible();  // jobs of several pools: a longer read
+  if (!all_blocked(eligible)) return false;
+  return !backfill_ || std::none_of(eligible.begin(), eligible.end(), may_backfill);
+}
+
+const DecisionPass::Bounds& DecisionPass::bounds() const {
+  if (!bounds_valid_) bounds_ = bounds_over(all_pools_);
+  bounds_valid_ = true;
+  return bounds_;
+}
+
+DecisionPass::Bounds DecisionPass::bounds_over(std::span<const PoolId> pools) const {
+  const cluster::ClusterState& cluster = engine_->cluster();
+  Bounds b;
+  b.latest_reservation = std::numeric_limits<Seconds>::lowest();
+  for (const PoolId p : pools) {
+    b.latest_reservation = std::max(b.latest_reservation, reservation_[p]);
+    b.most_free = std::max(b.most_free, cluster.pool_free_total(p));
+  }
   // Some GPU count of the queue must have a job that would end in time and a pool that could hold that
   // many GPUs now. Placements use at most one node more than the fewest (where CPUs and memory do not
   // bind; where they do, only the pool's free total is tested).
   const auto could_hold = [&](int gpus) {
-    for (PoolId p = 0; p < static_cast<PoolId>(blocked_.size()); ++p) {
+    for (const PoolId p : pools) {
       const cluster::PoolSpec& pool = cluster.spec().pools[p];
       const int nodes = cluster::tracks_cpus_or_memory(pool) ? pool.nodes : (gpus + pool.gpus_per_node - 1) / pool.gpus_per_node + 1;
       if (cluster.freest_nodes_hold(p, nodes, gpus)) return true;
     }
     return false;
   };
-  backfill_possible_ = false;
+  b.backfill_possible = false;
   for (const auto& [gpus, shortest] : engine_->shortest_queued_estimates()) {
-    if (gpus > most_free_) break;
-    if (engine_->now() + shortest <= latest_reservation_ && could_hold(gpus)) {
-      backfill_possible_ = true;
+    if (gpus > b.most_free) break;
+    if (engine_->now() + shortest <= b.latest_reservation && could_hold(gpus)) {
+      b.backfill_possible = true;
       break;
     }
   }
+  return b;
 }
 
 void DecisionPass::block(JobIndex j) {
@@ -188,28 +202,107 @@ void DecisionPass::block(JobIndex j) {
 namespace {
 
 // The heuristics' picker: one walk over the priority order per decision point.
+//
+// Under pool blocking, pools that no job may share form independent groups: a start or a block in one
+// group never changes what another may do, so the jobs of each group are walked on their own, in
+// their priority order, and a group's walk stops once the group is closed. A long queue held up in one group then costs the others nothing, and the jobs started
+// are the same as in one walk over the whole order. Look-ahead placements see the jobs behind in the
+// whole order, so with them, as under global blocking, there is one walk.
 class OrderPicker final : public Picker {
  public:
-  explicit OrderPicker(std::unique_ptr<PriorityPolicy> priority) : priority_(std::move(priority)) {}
+  OrderPicker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority, bool by_pool_group)
+      : make_priority_(std::move(make_priority)), priority_(make_priority_()), by_pool_group_(by_pool_group) {}
 
-  void begin_run(const DecisionPass& /*pass*/, const sim::Engine& /*engine*/) override { priority_->reset(); }
+  void begin_run(const DecisionPass& pass, const sim::Engine& engine) override {
+    priority_->reset();
+    groups_.clear();
+    last_seen_ = -1;
+    if (by_pool_group_ && pass.blocking() == Blocking::pool && pass.placement().lookahead() == 0) split_into_groups(engine);
+  }
   std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view); }
 
   void decide(DecisionPass& pass) override {
     const sim::View view = pass.view();
-    const std::span<const JobIndex> order = priority_->order(view);
-    for (std::size_t i = 0; i < order.size() && !pass.closed(); ++i)
-      if (!pass.futile(order[i])) pass.offer(order[i], order.subspan(i + 1));
+    if (groups_.empty()) {
+      walk(pass, priority_->order(view), nullptr);
+      return;
+    }
+    take_arrivals(view);
+    for (Group& g : groups_) {
+      if (pass.closed()) break;
+      walk(pass, g.priority->order(view, g.queue), &g);
+      if (g.started > g.queue.size() / 2) {
+        std::erase_if(g.queue, [&](JobIndex j) { return !view.job(j).queued(); });
+        g.started = 0;
+      }
+    }
   }
 
  private:
-  std::unique_ptr<PriorityPolicy> priority_;
+  struct Group {
+    std::vector<PoolId> pools;
+    std::unique_ptr<PriorityPolicy> priority;  // orders this group's queue only
+    std::vector<JobIndex> queue;               // arrival order; may hold jobs that started
+    std::size_t started = 0;                   // of those, started since the queue was last compacted
+  };
+
+  void walk(DecisionPass& pass, std::span<const JobIndex> order, Group* group) {
+    bool group_closed = group && pass.closed(group->pools);
+    for (std::size_t i = 0; i < order.size() && !group_closed && !pass.closed(); ++i) {
+      if (pass.futile(order[i])) continue;
+      const Outcome outcome = pass.offer(order[i], order.subspan(i + 1));
+      if (!group || outcome == Outcome::not_now) continue;
+      if (outcome == Outcome::started) ++group->started;
+      group_closed = pass.closed(group->pools);
+    }
+  }
+
+  // Pools joined by some job eligible for both (union-find); a group per set, by lowest pool id.
+  void split_into_groups(const sim::Engine& engine) {
+    const std::size_t pools = engine.cluster_spec().pools.size();
+    std::vector<PoolId> parent(pools);
+    for (std::size_t p = 0; p < pools; ++p) parent[p] = static_cast<PoolId>(p);
+    const auto root = [&](PoolId p) {
+      while (parent[p] != p) p = parent[p] = parent[parent[p]];
+      return p;
+    };
+    const sim::View view(engine);
+    for (JobIndex j = 0; j < static_cast<JobIndex>(view.job_count()); ++j) {
+      const auto& eligible = view.job(j).eligible();
+      for (const PoolId p : eligible) parent[root(p)] = root(eligible.front());
+    }
+    std::vector<int> group_of_root(pools, -1);
+    group_of_pool_.assign(pools, -1);
+    for (std::size_t p = 0; p < pools; ++p) {
+      int& g = group_of_root[root(static_cast<PoolId>(p))];
+      if (g < 0) {
+        g = static_cast<int>(groups_.size());
+        groups_.push_back({{}, make_priority_(), {}, 0});
+      }
+      groups_[g].pools.push_back(static_cast<PoolId>(p));
+      group_of_pool_[p] = g;
+    }
+    if (groups_.size() < 2) groups_.clear();
+  }
+
+  // New arrivals join their group's queue.
+  void take_arrivals(const sim::View& view) {
+    for (const JobIndex j : sim::arrived_since(view.queue(), last_seen_))
+      groups_[group_of_pool_[view.job(j).eligible().front()]].queue.push_back(j);
+  }
+
+  std::function<std::unique_ptr<PriorityPolicy>()> make_priority_;
+  std::unique_ptr<PriorityPolicy> priority_;  // the whole queue's order
+  bool by_pool_group_;
+  std::vector<Group> groups_;                 // empty: one walk over the whole order
+  std::vector<int> group_of_pool_;
+  JobIndex last_seen_ = -1;  // highest job index already in a group's queue
 };
 
 }  // namespace
 
-std::unique_ptr<Picker> make_order_picker(std::unique_ptr<PriorityPolicy> priority) {
-  return std::make_unique<OrderPicker>(std::move(priority));
+std::unique_ptr<Picker> make_order_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority, bool by_pool_group) {
+  return std::make_unique<OrderPicker>(std::move(make_priority), by_pool_group);
 }
 
 }  // namespace rltune::policy

@@ -15,7 +15,9 @@
 //     time, from running jobs' estimated ends, in its best open pool). Under global blocking that
 //     reservation binds every pool, as in the reference; under pool blocking, only that pool.
 //  A job whose pools were all blocked already (and that cannot backfill) blocks nothing more.
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -69,11 +71,22 @@ class DecisionPass {
   // Every pool is blocked and nothing may backfill (no backfilling, or no queued job that would end by
   // the latest reservation needs GPUs some pool could still hold): no later offer in this pass can start
   // a job.
-  bool closed() const { return blocked_count_ == blocked_.size() && (!backfill_ || !backfill_possible()); }
+  bool closed() const { return blocked_count_ == blocked_.size() && (!backfill_ || !bounds().backfill_possible); }
+  // The same for the jobs that may use only `pools`: every one of them is blocked and nothing queued
+  // could backfill into them. Costs O(pools + queued GPU counts): ask again only after an offer that
+  // started or blocked a job.
+  bool closed(std::span<const PoolId> pools) const {
+    return all_blocked(pools) && (!backfill_ || !bounds_over(pools).backfill_possible);
+  }
   // A cheap test for long walks: true when an offer of `job` certainly starts nothing and closes
-  // nothing (it is not queued; or every pool is blocked and it would end after every reservation or
-  // needs more GPUs than any pool has free). False means: offer it to know.
+  // nothing (it is not queued; or every pool it may use is blocked and, without backfilling or in each
+  // of them, it would end after the pool's reservation or needs more GPUs than the pool has free).
+  // False means: offer it to know.
   bool futile(JobIndex job) const;
+  // Whether every one of `pools` is blocked.
+  bool all_blocked(std::span<const PoolId> pools) const {
+    return std::all_of(pools.begin(), pools.end(), [&](PoolId p) { return blocked_[p] != 0; });
+  }
   // Counts the passes begun, so that a picker can tell a new one from the one it last saw.
   std::uint64_t generation() const { return generation_; }
 
@@ -86,9 +99,15 @@ class DecisionPass {
   void backfill_pools(const sim::JobView& job);
   bool start_in(JobIndex job, std::span<const JobIndex> later);
   void block(JobIndex job);
-  // With every pool blocked: whether some queued job may still backfill (bounds below; necessary, cheap).
-  bool backfill_possible() const;
-  void update_bounds() const;
+  // Over a set of pools: the latest reservation, the most free GPUs of one pool, and whether some
+  // queued job may still backfill into one of them (a necessary condition, cheap).
+  struct Bounds {
+    Seconds latest_reservation = 0;
+    int most_free = 0;
+    bool backfill_possible = true;
+  };
+  Bounds bounds_over(std::span<const PoolId> pools) const;
+  const Bounds& bounds() const;  // over every pool, kept until a start or a block changes it
 
   Blocking blocking_;
   bool backfill_;
@@ -98,11 +117,9 @@ class DecisionPass {
   std::vector<Seconds> reservation_;  // per pool; kForever = none
   std::size_t blocked_count_ = 0;
   std::uint64_t generation_ = 0;
-  // Bounds for futile() and closed(), recomputed after a start or a block changes them.
+  std::vector<PoolId> all_pools_;
   mutable bool bounds_valid_ = false;
-  mutable Seconds latest_reservation_ = 0;  // over the pools
-  mutable int most_free_ = 0;               // free GPUs of the freest pool
-  mutable bool backfill_possible_ = true;
+  mutable Bounds bounds_;
   // Scratch reused across offers.
   std::vector<PoolId> pools_;
   std::vector<UpcomingJob> upcoming_;
@@ -125,7 +142,10 @@ class Picker {
 };
 
 class PriorityPolicy;
-// Offers the queue in `priority`'s order, each job once, until the pass is closed.
-std::unique_ptr<Picker> make_order_picker(std::unique_ptr<PriorityPolicy> priority);
+// Offers the queue in the order of a priority made by `make_priority`, each job once, until the pass is
+// closed. Under pool blocking, one such priority per independent group of pools, unless by_pool_group
+// is false (one walk over the whole order; the same starts, as the tests check).
+std::unique_ptr<Picker> make_order_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority,
+                                          bool by_pool_group = true);
 
 }  // namespace rltune::policy

@@ -51,7 +51,8 @@ void register_builtins() {
     register_priority({def.name, def.description, [&def](const std::string& argument, const PriorityOptions& options) {
                          if (!argument.empty())
                            throw InputError(fmt::format("priority policy '{}' takes no argument (got '{}')", def.name, argument));
-                         return make_order_picker(make_key_priority(def, options));
+                         make_key_priority(def, options);  // fail on bad options now
+                         return make_order_picker([&def, options] { return make_key_priority(def, options); });
                        }});
   register_placement({"greedy", "reference pick: lexicographically smallest (node, GPUs) list on the fewest nodes",
                       [](const ProfileOptions&) { return make_greedy_placement(); }});
@@ -59,6 +60,8 @@ void register_builtins() {
                       [](const ProfileOptions&) { return make_defrag_placement(); }});
   register_placement({"balance", "smallest increase in the variance of node utilisation",
                       [](const ProfileOptions&) { return make_balance_placement(); }});
+  register_placement({"consolidate", "HeliosArtifact's: best-fit node for small jobs, whole free nodes for large ones",
+                      [](const ProfileOptions&) { return make_consolidate_placement(); }});
   register_placement({"milp", "MILP over nodes grouped by free GPUs: fewer partial nodes, balanced load, room for "
                               "the next jobs (--milp-*)",
                       [](const ProfileOptions& o) { return make_milp_placement(o.milp); }});

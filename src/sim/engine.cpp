@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <limits>
 
 #include "core/error.h"
 
@@ -78,7 +79,8 @@ void Engine::arrive(JobIndex j) {
   job.state = JobState::queued;
   queue_.push_back(j);
   predict(job);
-  briefs_[j] = {job.estimate, job.spec->gpus, true};
+  const bool one_pool = job.eligible.size() == 1 && job.eligible.front() <= std::numeric_limits<std::int16_t>::max();
+  briefs_[j] = {job.estimate, job.spec->gpus, true, static_cast<std::int16_t>(one_pool ? job.eligible.front() : -1)};
   if (backfill_indexes_) index_queued(j);
 }
 

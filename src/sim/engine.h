@@ -57,6 +57,7 @@ struct JobBrief {
   Seconds estimate = 0;
   int gpus = 0;
   bool queued = false;
+  std::int16_t only_pool = -1;  // the pool, when the job may use exactly one (and pool ids fit); else -1
 };
 
 // A running job by its estimated end (start + estimate), then index: backfill's shadow-time probes

@@ -72,4 +72,13 @@ class View {
   const Engine* engine_;
 };
 
+// The jobs of `queue` (in arrival order) with an index above `last_seen`, which becomes the highest index
+// seen: the jobs queued since the last call, found at the queue's tail since jobs arrive in index order.
+inline std::span<const JobIndex> arrived_since(std::span<const JobIndex> queue, JobIndex& last_seen) {
+  std::size_t first = queue.size();
+  while (first > 0 && queue[first - 1] > last_seen) --first;
+  if (!queue.empty() && queue.back() > last_seen) last_seen = queue.back();
+  return queue.subspan(first);
+}
+
 }  // namespace rltune::sim

@@ -94,10 +94,66 @@ class OrderedPlacement final : public PlacementPolicy {
   void (*sort_)(std::vector<Candidate>&);
 };
 
+// consolidate: HeliosArtifact's placer (see make_consolidate_placement). "A node's room" is the most GPUs
+// of the request it can take now (its free GPUs where only GPUs count); a "whole share" is what an empty
+// node can take.
+class ConsolidatePlacement final : public PlacementPolicy {
+ public:
+  PlaceResult place(const cluster::ClusterState& state, const cluster::Request& r, std::span<const PoolId> pools,
+                    std::span<const UpcomingJob> = {}) const override {
+    if (!any_pool_large_enough(state, r, pools)) return {PlaceStatus::never_fits, {}};
+    PlaceResult result;
+    for (const PoolId p : pools) {
+      result.placement.shares = in_pool(state, r, state.spec().pools[p]);
+      if (result.placement.shares.empty()) continue;
+      std::sort(result.placement.shares.begin(), result.placement.shares.end());
+      result.status = PlaceStatus::placed;
+      result.placement.pool = p;
+      break;
+    }
+    return result;
+  }
+
+ private:
+  static std::vector<cluster::Share> in_pool(const cluster::ClusterState& state, const cluster::Request& r,
+                                             const cluster::PoolSpec& pool) {
+    const int whole = cluster::empty_node(pool).max_share(r);
+    const NodeId end = pool.first_node + pool.nodes;
+    if (r.gpus <= whole) {
+      // One node: the one with the fewest free GPUs that can take the job (best fit), lowest id first.
+      NodeId best = -1;
+      for (NodeId n = pool.first_node; n < end; ++n)
+        if (state.max_share(n, r) >= r.gpus && (best < 0 || state.free(n) < state.free(best))) best = n;
+      if (best < 0) return {};
+      return {{best, r.gpus}};
+    }
+    // Several nodes: whole shares on nodes that can take one, lowest ids first; the rest on the remaining
+    // node with the most room (lowest id first), which must take it all.
+    std::vector<cluster::Share> shares;
+    int left = r.gpus;
+    for (NodeId n = pool.first_node; n < end && left >= whole; ++n)
+      if (state.max_share(n, r) == whole) {
+        shares.push_back({n, whole});
+        left -= whole;
+      }
+    if (left >= whole) return {};
+    if (left == 0) return shares;
+    NodeId roomiest = -1;
+    for (NodeId n = pool.first_node; n < end; ++n) {
+      const bool used = std::any_of(shares.begin(), shares.end(), [n](const cluster::Share& s) { return s.node == n; });
+      if (!used && (roomiest < 0 || state.max_share(n, r) > state.max_share(roomiest, r))) roomiest = n;
+    }
+    if (roomiest < 0 || state.max_share(roomiest, r) < left) return {};
+    shares.push_back({roomiest, left});
+    return shares;
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<PlacementPolicy> make_greedy_placement() { return std::make_unique<GreedyPlacement>(); }
 std::unique_ptr<PlacementPolicy> make_defrag_placement() { return std::make_unique<OrderedPlacement>(sort_defrag); }
 std::unique_ptr<PlacementPolicy> make_balance_placement() { return std::make_unique<OrderedPlacement>(sort_balance); }
+std::unique_ptr<PlacementPolicy> make_consolidate_placement() { return std::make_unique<ConsolidatePlacement>(); }
 
 }  // namespace rltune::policy

@@ -62,5 +62,10 @@ std::unique_ptr<PlacementPolicy> make_greedy_placement();
 // exact node count first, then min+1 nodes that add no partial node.
 std::unique_ptr<PlacementPolicy> make_defrag_placement();
 std::unique_ptr<PlacementPolicy> make_balance_placement();
+// consolidate: HeliosArtifact's placer (QSSF Service, consolidate.py): a job that fits on one node goes
+// to the node with the fewest free GPUs that can take it (best fit, lowest id on ties); a larger job
+// takes whole free nodes, lowest ids first, and its remainder goes to the remaining node with the most
+// free GPUs, or it waits. Never splits a job that fits on one node; pools are tried in the order given.
+std::unique_ptr<PlacementPolicy> make_consolidate_placement();
 
 }  // namespace rltune::policy

@@ -62,12 +62,11 @@ class KeyPriority final : public PriorityPolicy {
     last_seen_ = -1;
   }
 
-  std::span<const JobIndex> order(const sim::View& view) override {
+  std::span<const JobIndex> order(const sim::View& view, std::span<const JobIndex> queue) override {
     if (keys_.size() != view.job_count()) {
       reset();
       keys_.resize(view.job_count());
     }
-    const auto queue = view.queue();
     if (def_.time_dependent) return resorted(view, queue);
     const auto stale = [&](JobIndex j) { return !view.job(j).queued(); };
     // Started jobs stay in the list until cheap to drop: leading ones at once (FCFS-like orders start
@@ -114,20 +113,16 @@ class KeyPriority final : public PriorityPolicy {
     return sorted_;
   }
 
-  // The jobs queued since the last call: the queue's tail, since arrivals come in index order.
-  std::span<const JobIndex> arrivals(std::span<const JobIndex> queue) {
-    std::size_t first = queue.size();
-    while (first > 0 && queue[first - 1] > last_seen_) --first;
-    if (!queue.empty()) last_seen_ = std::max(last_seen_, queue.back());
-    return queue.subspan(first);
-  }
+  std::span<const JobIndex> arrivals(std::span<const JobIndex> queue) { return sim::arrived_since(queue, last_seen_); }
 
   Key key_of(const sim::View& view, JobIndex j) const {
     const sim::JobView job = view.job(j);
     const JobFacts facts{static_cast<double>(job.submit()), static_cast<double>(job.estimate()),
                          static_cast<double>(job.gpus()), static_cast<double>(view.now() - job.submit()),
                          static_cast<double>(view.cluster_spec().total_gpus())};
-    return def_.key(facts, options_);
+    Key key = def_.key(facts, options_);
+    if (options_.ties_by_arrival) key.second = 0;  // the job index (arrival) decides ties
+    return key;
   }
   // Serving order: smaller key first, then arrival (job index).
   struct Before {

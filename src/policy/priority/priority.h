@@ -29,6 +29,8 @@ void validate(const MultifactorOptions& options);  // InputError naming the sett
 struct PriorityOptions {
   MultifactorOptions multifactor;
   std::uint64_t seed = 1;  // seeds stochastic policies (rl-sampled); each run restarts the stream
+  // Keys break ties by arrival only (sjf: not by GPU count first), as HeliosArtifact's stable sorts do.
+  bool ties_by_arrival = false;
 };
 
 class PriorityPolicy {
@@ -40,7 +42,10 @@ class PriorityPolicy {
   // also hold jobs that have left the queue since the last call (started): callers skip every job whose
   // state is not queued. Valid until the next call; policies keep it incrementally, so a decision does
   // not cost a sort of the whole queue.
-  virtual std::span<const JobIndex> order(const sim::View& view) = 0;
+  std::span<const JobIndex> order(const sim::View& view) { return order(view, view.queue()); }
+  // The same for a part of the queue (in arrival order, like view.queue()): the order of those jobs
+  // only. Each instance must be given the same part, or parts that only grow, run after run.
+  virtual std::span<const JobIndex> order(const sim::View& view, std::span<const JobIndex> queue) = 0;
 };
 
 // What a key function sees of a job.
