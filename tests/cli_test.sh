@@ -215,6 +215,14 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
     --baselines fcfs,sjf 2>&1) || fail "evaluate prints no improvement over sjf"
   grep -q '"improvement"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks the improvement"
   grep -q '"avg_bsld_pct"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks avg_bsld_pct"
+  # --semantics helios: the baselines and the model run under HeliosArtifact's rules; train's baseline too.
+  expect 0 "placement consolidate; semantics helios" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 \
+    --windows 2 --window-len 64 --baselines fcfs,sjf --semantics helios --out "$TMP/eval-helios/"
+  grep -q '"semantics": "helios"' "$TMP/eval-helios/evaluation.json" || fail "evaluation.json lacks the semantics"
+  expect 0 "wrote model.pt" -- train --semantics helios --baseline sjf --cluster helios --sample-jobs 3000 --window-len 64 \
+    --epochs 1 --trajs 2 --validation-windows 1 --pi-iters 2 --vf-iters 2 --quiet --out "$TMP/run-helios"
+  grep -q '"semantics": "helios"' "$TMP/run-helios/config.json" && grep -q '"placement": "consolidate"' "$TMP/run-helios/config.json" \
+    || fail "train's config.json lacks the semantics and the placement it sets"
   # The whole test split (jobs 2550..3000 of 3000) as one window, warmed by the 100 jobs before it.
   expect 0 "windows  1 x 450 jobs from the test split \(jobs 2550\.\.3000\) after up to 100 warm-up jobs" -- evaluate \
     --model "$TMP/run" --cluster helios --sample-jobs 3000 --window all --warmup 100 --baselines fcfs

@@ -71,9 +71,11 @@ int run_evaluate(const EvaluateArgs& a) {
                            model.baseline, rl::to_string(model.observation.features), model.score);
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
                            cluster.total_gpus(), trace.source, trace.jobs.size());
-  std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}){}; placement {}; {}\n\n", loaded.starts.size(),
+  const bool own_semantics = rl_profile.semantics == "rltune";
+  std::cout << fmt::format("windows  {} x {} jobs from the {} split (jobs {}..{}){}; placement {}{}; {}\n\n", loaded.starts.size(),
                            loaded.length, a.split, first, last, a.window.warmup > 0 ? fmt::format(" after up to {} warm-up jobs", a.window.warmup) : "",
-                           a.profile.placement, a.sample ? "sampled actions" : "argmax actions");
+                           rl_profile.placement, own_semantics ? "" : fmt::format("; semantics {}", rl_profile.semantics),
+                           a.sample ? "sampled actions" : "argmax actions");
   const auto runs = experiment::run_paired(workload, loaded, models, a.jobs);  // runs[window][policy]
 
   report::Json evaluation;
@@ -82,6 +84,7 @@ int run_evaluate(const EvaluateArgs& a) {
   evaluation["split"] = a.split;
   evaluation["seed"] = a.trace.sample_seed;
   if (a.window.warmup > 0) evaluation["warmup"] = a.window.warmup;
+  if (!own_semantics) evaluation["semantics"] = std::string(rl_profile.semantics);
   const auto& policies = workload.policies;
   report::Json windows = report::Json::array();
   for (std::size_t w = 0; w < runs.size(); ++w) {
