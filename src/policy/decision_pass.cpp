@@ -205,9 +205,10 @@ namespace {
 //
 // Under pool blocking, pools that no job may share form independent groups: a start or a block in one
 // group never changes what another may do, so the jobs of each group are walked on their own, in
-// their priority order, and a group's walk stops once the group is closed. A long queue held up in one group then costs the others nothing, and the jobs started
-// are the same as in one walk over the whole order. Look-ahead placements see the jobs behind in the
-// whole order, so with them, as under global blocking, there is one walk.
+// their priority order, and a group's walk stops once the group is closed. A long queue held up in
+// one group then costs the others nothing, and the jobs started are the same as in one walk over the
+// whole order. Look-ahead placements see the jobs behind in the whole order, so with them, as under
+// global blocking, there is one walk.
 class OrderPicker final : public Picker {
  public:
   OrderPicker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority, bool by_pool_group)

@@ -9,7 +9,7 @@ namespace rltune::policy {
 namespace {
 
 const Semantics kSemantics[] = {
-    {"rltune", "rltune's own (DESIGN.md section 2); every setting is the user's", nullptr, std::nullopt, std::nullopt, false},
+    {"rltune", "rltune's own (the README's): every setting is the user's", nullptr, std::nullopt, std::nullopt, false},
     {"helios", "HeliosArtifact's QSSF Service simulator: consolidate placement, each VC on its own (pool blocking), "
                "no backfilling, priority ties by arrival",
      "consolidate", Blocking::pool, false, true},

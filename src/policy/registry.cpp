@@ -51,7 +51,6 @@ void register_builtins() {
     register_priority({def.name, def.description, [&def](const std::string& argument, const PriorityOptions& options) {
                          if (!argument.empty())
                            throw InputError(fmt::format("priority policy '{}' takes no argument (got '{}')", def.name, argument));
-                         make_key_priority(def, options);  // fail on bad options now
                          return make_order_picker([&def, options] { return make_key_priority(def, options); });
                        }});
   register_placement({"greedy", "reference pick: lexicographically smallest (node, GPUs) list on the fewest nodes",
