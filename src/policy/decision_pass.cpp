@@ -48,8 +48,10 @@ void DecisionPass::begin(sim::Engine& engine) {
 
 void DecisionPass::begin_again() {
   const std::size_t pools = engine_->cluster_spec().pools.size();
-  all_pools_.resize(pools);
-  for (std::size_t p = 0; p < pools; ++p) all_pools_[p] = static_cast<PoolId>(p);
+  if (all_pools_.size() != pools) {
+    all_pools_.resize(pools);
+    for (std::size_t p = 0; p < pools; ++p) all_pools_[p] = static_cast<PoolId>(p);
+  }
   blocked_.assign(pools, 0);
   reservation_.assign(pools, kForever);
   blocked_count_ = 0;
