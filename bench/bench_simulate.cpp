@@ -168,19 +168,22 @@ void BM_LargePoolLoad4(benchmark::State& state) {
 }
 BENCHMARK(BM_LargePoolLoad4)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
 
-// 20,000 Helios-like jobs submitted at once: sjf (0) against the time-dependent uni (1), wfp (2) and
-// multifactor (3); the target is each within 5x of sjf.
+// Helios-like jobs (args: 20,000 or 50,000) submitted at once: sjf (0) against the time-dependent uni
+// (1), wfp (2), multifactor (3), sexp (4) and lexp (5); the target is each within 5x of sjf.
 void BM_JobsAtOnce(benchmark::State& state) {
-  static const std::vector<trace::JobSpec> jobs = [] {
-    auto all = helios().trace.jobs;
+  const auto at_once = [](int jobs) {
+    const Helios& h = helios();
+    auto all = jobs == kSampleJobs ? h.trace.jobs : workload::generate(workload::load_model("helios"), h.cluster, {.jobs = jobs, .load = 0.9, .seed = 1}).jobs;
     for (auto& j : all) j.submit = 0;
     return all;
-  }();
-  static const char* const kPriorities[] = {"sjf", "uni", "wfp", "multifactor"};
+  };
+  static const std::vector<trace::JobSpec> jobs20k = at_once(kSampleJobs), jobs50k = at_once(50000);
+  static const char* const kPriorities[] = {"sjf", "uni", "wfp", "multifactor", "sexp", "lexp"};
   state.SetLabel(kPriorities[state.range(0)]);
-  run_once(state, helios().cluster, jobs, profile(kPriorities[state.range(0)], policy::Blocking::global, false));
+  run_once(state, helios().cluster, state.range(1) == kSampleJobs ? jobs20k : jobs50k,
+           profile(kPriorities[state.range(0)], policy::Blocking::global, false));
 }
-BENCHMARK(BM_JobsAtOnce)->DenseRange(0, 3)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JobsAtOnce)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {kSampleJobs, 50000}})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

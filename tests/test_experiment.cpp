@@ -363,7 +363,7 @@ TEST(ExperimentRunner, ResumeRefusesWhenAnInputFileChanged) {
 // A priority policy that throws in the middle of a run.
 class Exploding final : public policy::PriorityPolicy {
  public:
-  std::span<const JobIndex> order(const sim::View& view, std::span<const JobIndex> queue) override {
+  std::span<const JobIndex> prefix(const sim::View& view, std::span<const JobIndex> queue, std::size_t) override {
     if (view.now() > 0) throw std::runtime_error("boom at t>0");
     order_.assign(queue.begin(), queue.end());
     return order_;

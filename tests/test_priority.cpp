@@ -69,8 +69,8 @@ TEST(PriorityKeys, MultifactorWeightsAndFavorSmallAreOptions) {
 }
 
 TEST(PriorityKeys, TimeDependentPoliciesAreMarked) {
-  for (const auto* name : {"sexp", "lexp", "multifactor", "wfp", "uni"}) EXPECT_TRUE(def(name).time_dependent) << name;
-  for (const auto* name : {"fcfs", "sjf", "f1", "smallest"}) EXPECT_FALSE(def(name).time_dependent) << name;
+  for (const auto* name : {"sexp", "lexp", "multifactor", "wfp", "uni"}) EXPECT_TRUE(def(name).time_dependent()) << name;
+  for (const auto* name : {"fcfs", "sjf", "f1", "smallest"}) EXPECT_FALSE(def(name).time_dependent()) << name;
 }
 
 TEST(PriorityKeys, GuardedAgainstZeroRuntimeAndSubmit) {
@@ -97,29 +97,41 @@ TEST(PriorityPolicy, UsesSimulatedWaitAndEstimatesNotTruth) {
 }
 
 // Orders are kept incrementally (time-independent ones: arrivals inserted or merged into the previous
-// order; time-dependent ones: the previous order re-keyed and insertion-sorted); at every decision of a
-// loaded run they must equal a full sort of the queue by (key, arrival).
+// order; time-dependent ones: fixed orders per class, merged by the current key) and handed out a
+// prefix at a time; at every decision of a loaded run they must equal a full sort of the queue by
+// (key, arrival), and a longer prefix must extend a shorter one.
 class CheckOrder final : public sim::Scheduler {
  public:
-  CheckOrder(const PriorityKeyDef& def, sim::Scheduler& inner) : def_(def), kept_(make_key_priority(def, {})), inner_(inner) {}
+  CheckOrder(const PriorityKeyDef& def, const PriorityOptions& options, sim::Scheduler& inner)
+      : def_(def), options_(options), kept_(make_key_priority(def, options)), lazy_(make_key_priority(def, options)), inner_(inner) {}
   void begin_run(const sim::Engine& engine) override { inner_.begin_run(engine); }
   void decide(sim::Engine& engine) override {
     const sim::View view(engine);
-    std::vector<JobIndex> kept;
-    for (const JobIndex j : kept_->order(view))
-      if (view.job(j).queued()) kept.push_back(j);
+    const auto queued = [&](std::span<const JobIndex> order) {
+      std::vector<JobIndex> jobs;
+      for (const JobIndex j : order)
+        if (view.job(j).queued()) jobs.push_back(j);
+      return jobs;
+    };
     std::vector<std::pair<std::pair<double, double>, JobIndex>> full;
     for (const JobIndex j : view.queue()) {
       const auto job = view.job(j);
       const JobFacts f{static_cast<double>(job.submit()), static_cast<double>(job.estimate()), static_cast<double>(job.gpus()),
                        static_cast<double>(view.now() - job.submit()), static_cast<double>(view.cluster_spec().total_gpus())};
-      full.push_back({def_.key(f, {}), j});
+      full.push_back({def_.key(f, options_), j});
     }
     std::sort(full.begin(), full.end());
+    const std::vector<JobIndex> kept = queued(kept_->order(view));
     ASSERT_EQ(kept.size(), full.size()) << def_.name << " at " << view.now();
     for (std::size_t i = 0; i < kept.size(); ++i) {
       ASSERT_EQ(kept[i], full[i].second) << def_.name << " at " << view.now() << ", place " << i;
     }
+    const auto first = lazy_->prefix(view, view.queue(), 2);
+    const std::vector<JobIndex> shorter(first.begin(), first.end());
+    const auto longer = lazy_->prefix(view, view.queue(), 5);
+    ASSERT_GE(longer.size(), std::min<std::size_t>(5, full.size())) << def_.name;
+    ASSERT_TRUE(std::equal(shorter.begin(), shorter.end(), longer.begin())) << def_.name << " at " << view.now();
+    ASSERT_EQ(queued(lazy_->order(view)), kept) << def_.name << " at " << view.now();
     ++decisions;
     inner_.decide(engine);
   }
@@ -127,9 +139,20 @@ class CheckOrder final : public sim::Scheduler {
 
  private:
   const PriorityKeyDef& def_;
-  std::unique_ptr<PriorityPolicy> kept_;
+  PriorityOptions options_;
+  std::unique_ptr<PriorityPolicy> kept_;  // asked for the whole order
+  std::unique_ptr<PriorityPolicy> lazy_;  // asked for prefixes first
   sim::Scheduler& inner_;
 };
+
+int check_orders(const cluster::ClusterSpec& cluster, const std::vector<trace::JobSpec>& jobs, const PriorityKeyDef& def,
+                 const PriorityOptions& options = {}) {
+  auto profile = make_profile(testing::profile(def.name, Blocking::pool, true));
+  CheckOrder check(def, options, *profile);
+  sim::Engine engine(cluster, jobs, {});
+  engine.run(check);
+  return check.decisions;
+}
 
 TEST(PriorityPolicy, IncrementalOrdersEqualAFullSort) {
   const testing::GeneratedWorkload w("helios", 1500, 1.3, 4);
@@ -138,13 +161,25 @@ TEST(PriorityPolicy, IncrementalOrdersEqualAFullSort) {
   for (std::size_t i = 100; i + 12 < jobs.size(); i += 200)  // and bursts of 12 arrivals at once: merged, not inserted
     for (std::size_t k = 1; k < 12; ++k) jobs[i + k].submit = jobs[i].submit;
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.submit < b.submit; });
-  for (const PriorityKeyDef& d : priority_key_defs()) {
-    auto profile = make_profile(testing::profile(d.name, Blocking::pool, true));
-    CheckOrder check(d, *profile);
-    sim::Engine engine(w.cluster, jobs, {});
-    engine.run(check);
-    EXPECT_GT(check.decisions, 1000) << d.name;
+  for (const PriorityKeyDef& d : priority_key_defs()) EXPECT_GT(check_orders(w.cluster, jobs, d), 1000) << d.name;
+  // Slurm's multifactor with a negative age weight: the age cap (an hour) reorders jobs of one GPU count.
+  PriorityOptions aging_down;
+  aging_down.multifactor.age_weight = -1000;
+  aging_down.multifactor.max_age_s = 3600;
+  EXPECT_GT(check_orders(w.cluster, jobs, def("multifactor"), aging_down), 1000);
+}
+
+// Every job submitted at once, with runtimes rounded to minutes, so that many jobs share a GPU count
+// and a runtime (equal keys, and keys equal through different factors: 1 GPU for 1 min against 8 GPUs
+// for 2 min under wfp).
+TEST(PriorityPolicy, OrdersOfJobsSubmittedAtOnceEqualAFullSort) {
+  const testing::GeneratedWorkload w("helios", 800, 1.3, 5);
+  std::vector<trace::JobSpec> jobs = w.trace.jobs;
+  for (auto& j : jobs) {
+    j.submit = 100;
+    j.duration = std::max<Seconds>(60, j.duration / 60 * 60);
   }
+  for (const PriorityKeyDef& d : priority_key_defs()) EXPECT_GT(check_orders(w.cluster, jobs, d), 100) << d.name;
 }
 
 }  // namespace

@@ -227,13 +227,13 @@ class OrderPicker final : public Picker {
   void decide(DecisionPass& pass) override {
     const sim::View view = pass.view();
     if (groups_.empty()) {
-      walk(pass, priority_->order(view), nullptr);
+      walk(pass, *priority_, view.queue(), nullptr);
       return;
     }
     take_arrivals(view);
     for (Group& g : groups_) {
       if (pass.closed()) break;
-      walk(pass, g.priority->order(view, g.queue), &g);
+      walk(pass, *g.priority, g.queue, &g);
       if (g.started > g.queue.size() / 2) {
         std::erase_if(g.queue, [&](JobIndex j) { return !view.job(j).queued(); });
         g.started = 0;
@@ -249,9 +249,16 @@ class OrderPicker final : public Picker {
     std::size_t started = 0;                   // of those, started since the queue was last compacted
   };
 
-  void walk(DecisionPass& pass, std::span<const JobIndex> order, Group* group) {
+  // Walks the order of `queue` until the pass (or the group) is closed. A walk usually stops early, so
+  // it asks for the order a prefix at a time (doubling); look-ahead placements read the whole order.
+  void walk(DecisionPass& pass, PriorityPolicy& priority, std::span<const JobIndex> queue, Group* group) {
+    const sim::View view = pass.view();
+    std::size_t asked = pass.placement().lookahead() > 0 ? std::numeric_limits<std::size_t>::max() : kFirstAsk;
+    std::span<const JobIndex> order = priority.prefix(view, queue, asked);
     bool group_closed = group && pass.closed(group->pools);
-    for (std::size_t i = 0; i < order.size() && !group_closed && !pass.closed(); ++i) {
+    for (std::size_t i = 0; !group_closed && !pass.closed(); ++i) {
+      if (i == order.size() && order.size() >= asked) order = priority.prefix(view, queue, asked = 2 * order.size());
+      if (i == order.size()) break;
       if (pass.futile(order[i])) continue;
       const Outcome outcome = pass.offer(order[i], order.subspan(i + 1));
       if (!group || outcome == Outcome::not_now) continue;
@@ -293,6 +300,8 @@ class OrderPicker final : public Picker {
     for (const JobIndex j : sim::arrived_since(view.queue(), last_seen_))
       groups_[group_of_pool_[view.job(j).eligible().front()]].queue.push_back(j);
   }
+
+  static constexpr std::size_t kFirstAsk = 16;
 
   std::function<std::unique_ptr<PriorityPolicy>()> make_priority_;
   std::unique_ptr<PriorityPolicy> priority_;  // the whole queue's order

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 namespace rltune::policy {
 
@@ -21,33 +23,64 @@ Key multifactor(const JobFacts& j, const PriorityOptions& o) {
   return {-(m.age_weight * age + m.size_weight * size), 0};
 }
 
+// How each time-dependent key keeps order (see Drift); w = now - s grows alike for every job.
+// sexp (w + r)/n and lexp: for one GPU count the key moves with now + r - s, so that count's jobs keep
+// their order by r - s (in doubles, w + r is exact and dividing by n keeps order, for times below 2^52 s).
+Key by_gpus(const JobFacts& j, const PriorityOptions&) { return {j.gpus, 0}; }
+constexpr Drift kSexpDrift{by_gpus, [](const JobFacts& j, const PriorityOptions&) { return j.estimate - j.submit; }, nullptr};
+constexpr Drift kLexpDrift{by_gpus, [](const JobFacts& j, const PriorityOptions&) { return j.submit - j.estimate; }, nullptr};
+// multifactor: for one GPU count the size factor is shared and the key falls as the wait grows (the
+// capped age too), so those jobs keep arrival order. A negative age weight reverses that below the cap
+// only; then just the jobs of one second, whose keys are equal, keep theirs.
+constexpr Drift kMultifactorDrift{
+    [](const JobFacts& j, const PriorityOptions& o) { return Key{j.gpus, o.multifactor.age_weight < 0 ? j.submit : 0}; },
+    [](const JobFacts&, const PriorityOptions&) { return 0.0; }, nullptr};
+// Chains (see KeyPriority::add_to_classes): `earlier` joined first, so it waited at least as long; in
+// the same second it may be the later arrival, so keeping ahead must hold without the arrival tie-break.
+// wfp -(w / r)^3 n: no longer a runtime and no fewer GPUs keep a job ahead (each rounded step of the key
+// keeps order, and two such jobs' keys differ by at least 3/r relative, far above rounding, or are
+// equal). Rank: minus the rate n / r^3, which never falls along a chain.
+constexpr Drift kWfpDrift{nullptr, [](const JobFacts& j, const PriorityOptions&) { return -j.gpus / std::pow(at_least_1s(j.estimate), 3); },
+                          [](const JobFacts& earlier, const JobFacts& later) {
+                            return at_least_1s(earlier.estimate) <= at_least_1s(later.estimate) && earlier.gpus >= later.gpus;
+                          }};
+// uni -(w + 1e-15) / d with d = log2(n) r > 0 (queued jobs have a GPU): no larger d keeps a job ahead.
+// In one second, a d smaller by a rounding error may give the same key (a tie: arrival decides), so
+// there d must be equal or clearly smaller. Rank: d.
+double uni_divisor(const JobFacts& j) { return std::log2(j.gpus + 1e-15) * at_least_1s(j.estimate); }
+constexpr Drift kUniDrift{nullptr, [](const JobFacts& j, const PriorityOptions&) { return uni_divisor(j); },
+                          [](const JobFacts& earlier, const JobFacts& later) {
+                            const double e = uni_divisor(earlier), l = uni_divisor(later);
+                            return earlier.submit < later.submit ? e <= l : e == l || e < l * (1 - 1e-9);
+                          }};
+
 const std::vector<PriorityKeyDef> kDefs = {
-    {"fcfs", "first come, first served (submit time)", false, [](const JobFacts& j, const PriorityOptions&) { return Key{j.submit, 0}; }},
-    {"lcfs", "last come, first served", false, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.submit, 0}; }},
-    {"smallest", "fewest GPUs first, then submit time", false, [](const JobFacts& j, const PriorityOptions&) { return Key{j.gpus, j.submit}; }},
-    {"largest", "most GPUs first", false, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.gpus, 0}; }},
-    {"sjf", "shortest estimated runtime first, then fewest GPUs", false, [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate, j.gpus}; }},
-    {"lpf", "longest estimated runtime first", false, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.estimate, 0}; }},
-    {"saf", "smallest area (runtime x GPUs) first", false, [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate * j.gpus, 0}; }},
-    {"laf", "largest area (runtime x GPUs) first", false, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.estimate * j.gpus, 0}; }},
-    {"sexp", "smallest expansion (wait + runtime) / GPUs first", true, [](const JobFacts& j, const PriorityOptions&) { return Key{(j.wait + j.estimate) / j.gpus, 0}; }},
-    {"lexp", "largest expansion (wait + runtime) / GPUs first", true, [](const JobFacts& j, const PriorityOptions&) { return Key{-(j.wait + j.estimate) / j.gpus, 0}; }},
-    {"srf", "smallest runtime / GPUs ratio first", false, [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate / j.gpus, 0}; }},
-    {"lrf", "largest runtime / GPUs ratio first", false, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.estimate / j.gpus, 0}; }},
-    {"multifactor", "Slurm multifactor: age and job-size factors with configurable weights", true, multifactor},
-    {"f1", "F1 (Carastan-Santos & de Camargo): log10(r) x n + 870 x log10(s)", false,
+    {"fcfs", "first come, first served (submit time)", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{j.submit, 0}; }},
+    {"lcfs", "last come, first served", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.submit, 0}; }},
+    {"smallest", "fewest GPUs first, then submit time", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{j.gpus, j.submit}; }},
+    {"largest", "most GPUs first", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.gpus, 0}; }},
+    {"sjf", "shortest estimated runtime first, then fewest GPUs", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate, j.gpus}; }},
+    {"lpf", "longest estimated runtime first", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.estimate, 0}; }},
+    {"saf", "smallest area (runtime x GPUs) first", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate * j.gpus, 0}; }},
+    {"laf", "largest area (runtime x GPUs) first", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.estimate * j.gpus, 0}; }},
+    {"sexp", "smallest expansion (wait + runtime) / GPUs first", &kSexpDrift, [](const JobFacts& j, const PriorityOptions&) { return Key{(j.wait + j.estimate) / j.gpus, 0}; }},
+    {"lexp", "largest expansion (wait + runtime) / GPUs first", &kLexpDrift, [](const JobFacts& j, const PriorityOptions&) { return Key{-(j.wait + j.estimate) / j.gpus, 0}; }},
+    {"srf", "smallest runtime / GPUs ratio first", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate / j.gpus, 0}; }},
+    {"lrf", "largest runtime / GPUs ratio first", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.estimate / j.gpus, 0}; }},
+    {"multifactor", "Slurm multifactor: age and job-size factors with configurable weights", &kMultifactorDrift, multifactor},
+    {"f1", "F1 (Carastan-Santos & de Camargo): log10(r) x n + 870 x log10(s)", nullptr,
      [](const JobFacts& j, const PriorityOptions&) { return Key{safe_log10(j.estimate) * j.gpus + 870 * safe_log10(j.submit), 0}; }},
-    {"f2", "F2: sqrt(r) x n + 25600 x log10(s)", false,
+    {"f2", "F2: sqrt(r) x n + 25600 x log10(s)", nullptr,
      [](const JobFacts& j, const PriorityOptions&) { return Key{std::sqrt(j.estimate) * j.gpus + 25600 * safe_log10(j.submit), 0}; }},
-    {"f3", "F3: r x n + 6860000 x log10(s)", false,
+    {"f3", "F3: r x n + 6860000 x log10(s)", nullptr,
      [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate * j.gpus + 6860000 * safe_log10(j.submit), 0}; }},
-    {"f4", "F4: r x sqrt(n) + 530000 x log10(s)", false,
+    {"f4", "F4: r x sqrt(n) + 530000 x log10(s)", nullptr,
      [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate * std::sqrt(j.gpus) + 530000 * safe_log10(j.submit), 0}; }},
-    {"wfp", "WFP3: highest (wait / runtime)^3 x GPUs first", true,
+    {"wfp", "WFP3: highest (wait / runtime)^3 x GPUs first", &kWfpDrift,
      [](const JobFacts& j, const PriorityOptions&) { return Key{-std::pow(j.wait / at_least_1s(j.estimate), 3) * j.gpus, 0}; }},
-    {"uni", "UNICEP: highest wait / (log2(GPUs) x runtime) first", true,
+    {"uni", "UNICEP: highest wait / (log2(GPUs) x runtime) first", &kUniDrift,
      [](const JobFacts& j, const PriorityOptions&) {
-       return Key{-(j.wait + 1e-15) / (std::log2(j.gpus + 1e-15) * at_least_1s(j.estimate)), 0};
+       return Key{-(j.wait + 1e-15) / uni_divisor(j), 0};
      }},
 };
 
@@ -59,15 +92,27 @@ class KeyPriority final : public PriorityPolicy {
     sorted_.clear();
     keys_.clear();
     head_ = 0;
+    ordered_at_ = -1;
     last_seen_ = -1;
+    classes_.clear();
+    heads_.clear();
+    merged_at_ = -1;
+    entries_ = 0;
+    chains_ = 0;
+    unchained_.clear();
   }
 
-  std::span<const JobIndex> order(const sim::View& view, std::span<const JobIndex> queue) override {
+  std::span<const JobIndex> prefix(const sim::View& view, std::span<const JobIndex> queue, std::size_t count) override {
     if (keys_.size() != view.job_count()) {
       reset();
       keys_.resize(view.job_count());
     }
-    if (def_.time_dependent) return resorted(view, queue);
+    if (def_.drift) return merged(view, queue, count);
+    // Keys that do not depend on time: the whole order, kept incrementally. Within a decision it stays
+    // as it is (a prefix asked for later must extend the one given before).
+    const auto fresh = arrivals(queue);
+    if (fresh.empty() && view.now() == ordered_at_) return std::span<const JobIndex>(sorted_).subspan(head_);
+    ordered_at_ = view.now();
     const auto stale = [&](JobIndex j) { return !view.job(j).queued(); };
     // Started jobs stay in the list until cheap to drop: leading ones at once (FCFS-like orders start
     // from the front), the rest once they make up half the list (amortised O(1) per start).
@@ -77,58 +122,168 @@ class KeyPriority final : public PriorityPolicy {
       head_ = 0;
       std::erase_if(sorted_, stale);
     }
-    // New arrivals. A few (the usual case: one per decision) each go in by a binary search and a block
-    // move, which costs far less than a merge's comparisons over a long queue; many at once are sorted,
-    // then merged.
-    if (const auto fresh = arrivals(queue); !fresh.empty()) {
-      const auto head = static_cast<std::ptrdiff_t>(head_);
-      const auto old_end = static_cast<std::ptrdiff_t>(sorted_.size());
-      for (const JobIndex j : fresh) keys_[j] = key_of(view, j);
-      if (fresh.size() <= kFewArrivals) {
-        for (const JobIndex j : fresh) sorted_.insert(std::upper_bound(sorted_.begin() + head, sorted_.end(), j, less()), j);
-      } else {
-        sorted_.insert(sorted_.end(), fresh.begin(), fresh.end());
-        std::sort(sorted_.begin() + old_end, sorted_.end(), less());
-        std::inplace_merge(sorted_.begin() + head, sorted_.begin() + old_end, sorted_.end(), less());
-      }
-    }
+    // New arrivals join in order (ordered by their keys, which never change).
+    for (const JobIndex j : fresh) keys_[j] = key_of(view, j);
+    join(sorted_, head_, fresh);
     return std::span<const JobIndex>(sorted_).subspan(head_);
   }
 
  private:
-  // Time-dependent keys change at every decision, but the order rarely does much: keys drift slowly
-  // between events, and jobs that arrived together keep their order (wfp, uni). So the previous order,
-  // less the jobs that started, plus the new arrivals, is re-keyed and insertion-sorted, which costs
-  // O(queue + jobs that moved); past a budget of moves it falls back to a full sort. The result is the
-  // unique order by (key, arrival), the same as a full sort's.
-  std::span<const JobIndex> resorted(const sim::View& view, std::span<const JobIndex> queue) {
-    std::erase_if(sorted_, [&](JobIndex j) { return !view.job(j).queued(); });
+  // A class of a time-dependent key (see Drift): its jobs by (rank, arrival), some maybe started.
+  struct Class {
+    std::vector<JobIndex> jobs;
+    std::size_t head = 0;               // entries before it have all started
+    std::size_t unsorted_from = kNone;  // arrivals appended from here, not yet in order
+    JobIndex latest = -1;               // the job that joined last (chains)
+    std::size_t next = 0;               // this decision's merge: the next job to feed
+  };
+  struct Head {
+    Key key;
+    JobIndex job;
+    Class* from;
+  };
+
+  // Time-dependent keys: the order is produced lazily, by merging the classes' heads by their current
+  // key, so a decision pays for the jobs it looks at (and one key per class), not for the whole queue.
+  // The result is the order of a full sort by (key, arrival).
+  std::span<const JobIndex> merged(const sim::View& view, std::span<const JobIndex> queue, std::size_t count) {
     const auto fresh = arrivals(queue);
-    sorted_.insert(sorted_.end(), fresh.begin(), fresh.end());
-    keyed_.resize(sorted_.size());
-    for (std::size_t i = 0; i < sorted_.size(); ++i) keyed_[i] = {key_of(view, sorted_[i]), sorted_[i]};
-    std::size_t moves = 0;
-    const std::size_t budget = 4 * keyed_.size() + 64;
-    for (std::size_t i = 1; i < keyed_.size() && moves <= budget; ++i)
-      for (std::size_t k = i; k > 0 && keyed_[k] < keyed_[k - 1] && moves <= budget; --k, ++moves) std::swap(keyed_[k], keyed_[k - 1]);
-    if (moves > budget) std::sort(keyed_.begin(), keyed_.end());
-    for (std::size_t i = 0; i < keyed_.size(); ++i) sorted_[i] = keyed_[i].second;
-    head_ = 0;
-    return sorted_;
+    if (!fresh.empty() || view.now() != merged_at_) {
+      add_to_classes(view, queue.size(), fresh);
+      restart_merge(view);
+    }
+    while (merged_.size() < count && !heads_.empty()) {
+      std::pop_heap(heads_.begin(), heads_.end(), after);
+      const Head h = heads_.back();
+      heads_.pop_back();
+      merged_.push_back(h.job);
+      if (add_head(view, *h.from)) std::push_heap(heads_.begin(), heads_.end(), after);
+    }
+    return merged_;
+  }
+
+  // New arrivals join classes. Chains take a job only once it has waited (at zero wait, wfp ties every
+  // job, so arrival decides), and the jobs of one second in rank order, so that chains stay few.
+  void add_to_classes(const sim::View& view, std::size_t queued, std::span<const JobIndex> fresh) {
+    if (entries_ > 2 * queued + 16) {  // started jobs make up most entries: drop them
+      entries_ = 0;
+      for (auto& [id, c] : classes_) {
+        std::erase_if(c.jobs, [&](JobIndex j) { return !view.job(j).queued(); });
+        c.head = 0;
+        entries_ += c.jobs.size();
+      }
+    }
+    for (const JobIndex j : fresh) keys_[j] = {def_.drift->rank(facts_of(view, j), options_), 0};
+    touched_.clear();
+    if (def_.drift->class_of) {
+      for (const JobIndex j : fresh) add_to(classes_[def_.drift->class_of(facts_of(view, j), options_)], j);
+    } else {
+      unchained_.insert(unchained_.end(), fresh.begin(), fresh.end());
+      std::size_t waited = 0;
+      while (waited < unchained_.size() && view.job(unchained_[waited]).submit() < view.now()) ++waited;
+      std::sort(unchained_.begin(), unchained_.begin() + static_cast<std::ptrdiff_t>(waited), [&](JobIndex a, JobIndex b) {
+        return std::tuple(view.job(a).submit(), keys_[a], a) < std::tuple(view.job(b).submit(), keys_[b], b);
+      });
+      for (std::size_t i = 0; i < waited; ++i)
+        if (view.job(unchained_[i]).queued()) add_to(chain_for(view, facts_of(view, unchained_[i])), unchained_[i]);
+      unchained_.erase(unchained_.begin(), unchained_.begin() + static_cast<std::ptrdiff_t>(waited));
+    }
+    for (Class* c : touched_) {
+      added_.assign(c->jobs.begin() + static_cast<std::ptrdiff_t>(c->unsorted_from), c->jobs.end());
+      c->jobs.resize(c->unsorted_from);
+      c->unsorted_from = kNone;
+      join(c->jobs, c->head, added_);
+    }
+  }
+  void add_to(Class& c, JobIndex j) {
+    c.latest = j;
+    if (c.unsorted_from == kNone) {
+      c.unsorted_from = c.jobs.size();
+      touched_.push_back(&c);
+    }
+    c.jobs.push_back(j);
+    ++entries_;
+  }
+
+  // The chain a job joins: of those whose latest job keeps ahead of it, the one with the highest rank
+  // there (the closest, as in patience sorting, so that chains stay few); else a new one.
+  Class& chain_for(const sim::View& view, const JobFacts& job) {
+    Class* best = nullptr;
+    for (auto& [id, c] : classes_)
+      if (def_.drift->keeps_ahead(facts_of(view, c.latest), job) && (!best || keys_[c.latest] > keys_[best->latest])) best = &c;
+    return best ? *best : classes_[Key{static_cast<double>(chains_++), 0}];
+  }
+
+  void restart_merge(const sim::View& view) {
+    merged_at_ = view.now();
+    merged_.clear();
+    heads_.clear();
+    for (auto at = classes_.begin(); at != classes_.end();) {
+      Class& c = at->second;
+      const std::size_t head = c.head;
+      while (c.head < c.jobs.size() && !view.job(c.jobs[c.head]).queued()) ++c.head;
+      entries_ -= c.head - head;
+      if (c.head == c.jobs.size()) {  // every job of the class has started
+        at = classes_.erase(at);
+        continue;
+      }
+      ++at;
+      if (c.head > c.jobs.size() / 2) {
+        c.jobs.erase(c.jobs.begin(), c.jobs.begin() + static_cast<std::ptrdiff_t>(c.head));
+        c.head = 0;
+      }
+      c.next = c.head;
+      add_head(view, c);
+    }
+    // Jobs not yet in a chain arrived now: ordered by their keys.
+    keyed_.clear();
+    for (const JobIndex j : unchained_)
+      if (view.job(j).queued()) keyed_.push_back({key_of(view, j), j});
+    std::sort(keyed_.begin(), keyed_.end());
+    arrived_now_.jobs.clear();
+    for (const auto& [key, j] : keyed_) arrived_now_.jobs.push_back(j);
+    arrived_now_.next = 0;
+    add_head(view, arrived_now_);
+    std::make_heap(heads_.begin(), heads_.end(), after);
+  }
+
+  // The class's next job still queued, if any, goes to the back of heads_ (the caller keeps the heap).
+  bool add_head(const sim::View& view, Class& c) {
+    while (c.next < c.jobs.size() && !view.job(c.jobs[c.next]).queued()) ++c.next;
+    if (c.next == c.jobs.size()) return false;
+    const JobIndex j = c.jobs[c.next++];
+    heads_.push_back({key_of(view, j), j, &c});
+    return true;
+  }
+  static bool after(const Head& a, const Head& b) { return a.key != b.key ? a.key > b.key : a.job > b.job; }
+
+  // Adds `fresh` (keys_ set) to `order`, kept by (keys_, arrival) from `head`. A few
+  // (the usual case: one per decision) each go in by a binary search and a block move, which costs far
+  // less than a merge's comparisons over a long list; many at once are sorted, then merged.
+  void join(std::vector<JobIndex>& order, std::size_t head, std::span<const JobIndex> fresh) const {
+    if (fresh.size() <= kFewArrivals) {
+      for (const JobIndex j : fresh) order.insert(std::upper_bound(order.begin() + static_cast<std::ptrdiff_t>(head), order.end(), j, less()), j);
+      return;
+    }
+    const auto old_end = static_cast<std::ptrdiff_t>(order.size());
+    order.insert(order.end(), fresh.begin(), fresh.end());
+    std::sort(order.begin() + old_end, order.end(), less());
+    std::inplace_merge(order.begin() + static_cast<std::ptrdiff_t>(head), order.begin() + old_end, order.end(), less());
   }
 
   std::span<const JobIndex> arrivals(std::span<const JobIndex> queue) { return sim::arrived_since(queue, last_seen_); }
 
-  Key key_of(const sim::View& view, JobIndex j) const {
+  JobFacts facts_of(const sim::View& view, JobIndex j) const {
     const sim::JobView job = view.job(j);
-    const JobFacts facts{static_cast<double>(job.submit()), static_cast<double>(job.estimate()),
-                         static_cast<double>(job.gpus()), static_cast<double>(view.now() - job.submit()),
-                         static_cast<double>(view.cluster_spec().total_gpus())};
-    Key key = def_.key(facts, options_);
+    return {static_cast<double>(job.submit()), static_cast<double>(job.estimate()), static_cast<double>(job.gpus()),
+            static_cast<double>(view.now() - job.submit()), static_cast<double>(view.cluster_spec().total_gpus())};
+  }
+  Key key_of(const sim::View& view, JobIndex j) const {
+    Key key = def_.key(facts_of(view, j), options_);
     if (options_.ties_by_arrival) key.second = 0;  // the job index (arrival) decides ties
     return key;
   }
-  // Serving order: smaller key first, then arrival (job index).
+  // Order by keys_ (static keys, or time-dependent ranks), then arrival (job index).
   struct Before {
     const std::vector<Key>* keys;
     bool operator()(JobIndex a, JobIndex b) const { return (*keys)[a] != (*keys)[b] ? (*keys)[a] < (*keys)[b] : a < b; }
@@ -136,14 +291,28 @@ class KeyPriority final : public PriorityPolicy {
   Before less() const { return Before{&keys_}; }
 
   static constexpr std::size_t kFewArrivals = 8;
+  static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
   const PriorityKeyDef& def_;
   PriorityOptions options_;
-  std::vector<Key> keys_;        // by job index
-  std::vector<std::pair<Key, JobIndex>> keyed_;  // time-dependent keys: this decision's (key, job)
+  std::vector<Key> keys_;  // by job index: the key (time-dependent keys: {rank, 0})
+  // Keys that do not depend on time.
   std::vector<JobIndex> sorted_;  // serving order from head_; may hold jobs that already started
   std::size_t head_ = 0;          // entries before it have all started
-  JobIndex last_seen_ = -1;       // highest job index already in sorted_
+  Seconds ordered_at_ = -1;       // the time of the last call
+  JobIndex last_seen_ = -1;       // highest job index already ordered
+  // Keys that do.
+  std::map<Key, Class> classes_;  // those with a job queued (at the last restart)
+  std::size_t entries_ = 0;       // their jobs from head (some may have started)
+  std::size_t chains_ = 0;        // chains made (their names)
+  std::vector<JobIndex> unchained_;  // chains: arrivals not yet in one (none has waited at the last restart)
+  Class arrived_now_;                // those by their current keys, for the merge
+  std::vector<std::pair<Key, JobIndex>> keyed_;
+  std::vector<Class*> touched_;    // classes that took arrivals
+  std::vector<JobIndex> added_;    // one class's arrivals
+  Seconds merged_at_ = -1;        // the time merged_ and heads_ are for
+  std::vector<JobIndex> merged_;  // the order so far at merged_at_; may hold jobs that started since
+  std::vector<Head> heads_;       // min-heap by (key, job): each class's next job
 };
 
 }  // namespace

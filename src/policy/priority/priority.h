@@ -2,6 +2,7 @@
 // Queue orderings (SPEC section 5, with the fixes of DESIGN.md section 2): every wait is the simulated
 // wait (now - submit) and every runtime is the engine's estimate, never the true duration.
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -39,13 +40,19 @@ class PriorityPolicy {
   // Forgets per-run state; called before each run.
   virtual void reset() {}
   // The queue in serving order (first = served first; ties keep arrival order). The list may
-  // also hold jobs that have left the queue since the last call (started): callers skip every job whose
-  // state is not queued. Valid until the next call; policies keep it incrementally, so a decision does
-  // not cost a sort of the whole queue.
+  // also hold jobs that have left the queue (started): callers skip every job whose state is not
+  // queued. Valid until the next call; policies keep it incrementally, so a decision does not cost a
+  // sort of the whole queue.
   std::span<const JobIndex> order(const sim::View& view) { return order(view, view.queue()); }
   // The same for a part of the queue (in arrival order, like view.queue()): the order of those jobs
   // only. Each instance must be given the same part, or parts that only grow, run after run.
-  virtual std::span<const JobIndex> order(const sim::View& view, std::span<const JobIndex> queue) = 0;
+  std::span<const JobIndex> order(const sim::View& view, std::span<const JobIndex> queue) {
+    return prefix(view, queue, std::numeric_limits<std::size_t>::max());
+  }
+  // At least the first `count` entries of that order (all of it when it is shorter). Until time moves
+  // or jobs arrive, a longer prefix extends the shorter one, so a walk that stops early can ask for
+  // more as it goes and never pay for the whole order.
+  virtual std::span<const JobIndex> prefix(const sim::View& view, std::span<const JobIndex> queue, std::size_t count) = 0;
 };
 
 // What a key function sees of a job.
@@ -57,13 +64,26 @@ struct JobFacts {
   double cluster_gpus;
 };
 
+// How a key that changes with time keeps order while jobs wait: the queue is split into classes whose
+// jobs keep their order among themselves (by rank, then arrival) at every wait, so a decision merges
+// the classes' fixed orders by the current key instead of re-keying the whole queue. Classes are named
+// by a key of the job (class_of), or are chains: a job joins a class whose latest job keeps ahead of it
+// (keeps_ahead, for a job that arrived no later); ranks then never fall along a chain.
+struct Drift {
+  std::pair<double, double> (*class_of)(const JobFacts& job, const PriorityOptions& options);  // null: chains
+  double (*rank)(const JobFacts& job, const PriorityOptions& options);
+  bool (*keeps_ahead)(const JobFacts& earlier, const JobFacts& later);
+};
+
 // A priority defined by a sort key (smaller first) that may or may not depend on the current time.
 struct PriorityKeyDef {
   const char* name;
   const char* description;
-  bool time_dependent;
+  const Drift* drift;  // null: the key does not depend on the time
   // Two-level key; ties beyond it keep arrival order.
   std::pair<double, double> (*key)(const JobFacts& job, const PriorityOptions& options);
+
+  bool time_dependent() const { return drift != nullptr; }
 };
 
 const std::vector<PriorityKeyDef>& priority_key_defs();
