@@ -169,6 +169,25 @@ TEST(DecisionPass, ClosesOnceNoQueuedJobCouldBackfill) {
   }
 }
 
+TEST(DecisionPass, ClosesWhenTheFreeGpusAreTooScatteredForThePlacement) {
+  const auto cluster = testing::cluster_from("pools: [{name: a, nodes: 2, gpus_per_node: 8}]");
+  // At t=100, x and y hold 4 GPUs of each node until 300; w (16 GPUs) blocks and reserves 300. "short"
+  // (8 GPUs, ends at 200) fits only split 4 + 4: greedy keeps a job of one node's size on one node.
+  const std::vector<trace::JobSpec> specs = {job("x", 0, 300, 4), job("y", 0, 300, 4), job("w", 10, 50, 16), job("short", 30, 100, 8)};
+  const sim::Engine::Running running[] = {{0, {0, {{0, 4}}}, 0}, {1, {0, {{1, 4}}}, 0}};
+  for (const bool splits : {false, true}) {
+    SCOPED_TRACE(splits ? "balance" : "greedy");
+    sim::Engine engine(cluster, specs);
+    engine.resume(100, running);
+    DecisionPass pass(Blocking::global, true, splits ? make_balance_placement() : make_greedy_placement());
+    pass.begin(engine);
+    EXPECT_EQ(pass.offer(2, {}), Outcome::blocked);
+    EXPECT_FALSE(pass.futile(3));  // 8 GPUs are free in the pool, and it would end in time
+    EXPECT_EQ(pass.closed(), !splits);
+    EXPECT_EQ(pass.offer(3, {}), splits ? Outcome::started : Outcome::not_now);
+  }
+}
+
 // A learned policy's picker with a scripted agent: `choose` returns a legal action of the observation.
 class ScriptedPicker final : public Picker {
  public:

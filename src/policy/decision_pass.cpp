@@ -151,13 +151,15 @@ DecisionPass::Bounds DecisionPass::bounds_over(std::span<const PoolId> pools) co
     b.most_free = std::max(b.most_free, cluster.pool_free_total(p));
   }
   // Some GPU count of the queue must have a job that would end in time and a pool that could hold that
-  // many GPUs now. Placements use at most one node more than the fewest (where CPUs and memory do not
-  // bind; where they do, only the pool's free total is tested).
+  // many GPUs now: by the placement's own rule where only GPUs count (a looser test lets a pass walk the
+  // whole queue for a backfill that cannot happen); where CPUs or memory may bind, by the pool's free total.
   const auto could_hold = [&](int gpus) {
     for (const PoolId p : pools) {
       const cluster::PoolSpec& pool = cluster.spec().pools[p];
-      const int nodes = cluster::tracks_cpus_or_memory(pool) ? pool.nodes : (gpus + pool.gpus_per_node - 1) / pool.gpus_per_node + 1;
-      if (cluster.freest_nodes_hold(p, nodes, gpus)) return true;
+      const PoolId only[] = {p};
+      if (cluster::tracks_cpus_or_memory(pool) ? cluster.freest_nodes_hold(p, pool.nodes, gpus)
+                                               : placement_->feasibility(cluster, cluster::Request(gpus), only) == PlaceStatus::placed)
+        return true;
     }
     return false;
   };

@@ -38,12 +38,12 @@ class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
   // Chooses where the request's GPUs go among `pools` (one pool only) given `state`; its CPUs and memory
-  // must fit too where pools model them. Deterministic. Uses at most one node more than
-  // cluster::fewest_nodes (the decision pass relies on it to tell when nothing more can start). `upcoming` lists the next jobs in priority order
+  // must fit too where pools model them. Deterministic. `upcoming` lists the next jobs in priority order
   // (only placements with lookahead() > 0 read it).
   virtual PlaceResult place(const cluster::ClusterState& state, const cluster::Request& request,
                             std::span<const PoolId> pools, std::span<const UpcomingJob> upcoming = {}) const = 0;
-  // Whether place() would place the job now, without choosing where (backfill's shadow-time probes).
+  // Whether place() would place the job now, without choosing where (backfill's shadow-time probes; and,
+  // for a bare GPU count, the decision pass's test of whether anything more could start).
   virtual PlaceStatus feasibility(const cluster::ClusterState& state, const cluster::Request& request,
                                   std::span<const PoolId> pools) const {
     return place(state, request, pools).status;
