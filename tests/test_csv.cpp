@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "core/csv.h"
+#include "core/file.h"
+#include "helpers.h"
 
 namespace rltune {
 namespace {
@@ -47,6 +49,22 @@ TEST(Csv, QuotesFieldsOnlyWhenNeeded) {
   EXPECT_EQ(csv::format_number(2.0), "2");
   EXPECT_EQ(csv::format_number(1.5), "1.5");
   EXPECT_EQ(csv::format_number(1.0 / 3), "0.333333");
+}
+
+// Files are written whole or not at all, also when streamed: a writer that fails midway leaves neither
+// the file nor its temporary behind, and an earlier version of the file stays as it was.
+TEST(WriteFile, StreamedContentIsAllOrNothing) {
+  const testing::TempDir dir;
+  const std::string path = dir.path + "/jobs.csv";
+  write_file(path, [](std::ostream& out) { out << "a,b\n1,2\n"; });
+  EXPECT_EQ(read_file(path), "a,b\n1,2\n");
+  EXPECT_THROW(write_file(path, [](std::ostream& out) {
+                 out << "half";
+                 throw std::runtime_error("disk full");
+               }),
+               std::runtime_error);
+  EXPECT_EQ(read_file(path), "a,b\n1,2\n");
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -126,9 +125,7 @@ int run_simulate(const SimulateArgs& a) {
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", dir.string(), ec.message()));
-      std::ostringstream jobs_csv;
-      report::write_jobs_csv(jobs_csv, run_ptrs);
-      report::write_file((dir / "jobs.csv").string(), jobs_csv.str());
+      report::write_file((dir / "jobs.csv").string(), [&](std::ostream& out) { report::write_jobs_csv(out, run_ptrs); });
       report::Json summary = report::summary_json(run_ptrs);
       if (estimated)
         summary["runtime_estimates"] = {{"jobs", accuracy.jobs},

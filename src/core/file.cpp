@@ -13,6 +13,10 @@
 namespace rltune {
 
 void write_file(const std::string& path, const std::string& text) {
+  write_file(path, [&](std::ostream& out) { out << text; });
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   const std::string tmp = path + ".tmp";
   const auto fail = [&](const char* what) {
     std::remove(tmp.c_str());  // a full disk must not leave half a file behind
@@ -21,7 +25,13 @@ void write_file(const std::string& path, const std::string& text) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) fail("write");
-    out << text;
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw;
+    }
     out.close();
     if (!out) fail("write");
   }

@@ -1,4 +1,6 @@
 #pragma once
+#include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 
@@ -7,6 +9,8 @@ namespace rltune {
 // Writes `text` to `path` atomically (temporary file, then rename), so a reader or a killed run never
 // sees half a file. Throws InputError if it cannot.
 void write_file(const std::string& path, const std::string& text);
+// The same for content streamed by `write`, so a large file is never held in memory whole.
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // The whole content of the file at `path`; nullopt when it cannot be opened (callers say why it matters).
 std::optional<std::string> read_file(const std::string& path);
