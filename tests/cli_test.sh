@@ -71,6 +71,10 @@ expect 2 "--semantics helios sets --placement consolidate; --placement greedy co
 expect 2 "sets --backfill false" -- simulate --semantics helios --backfill
 expect 2 "sjf@greedy: --semantics helios places with consolidate" -- simulate --semantics helios --policy sjf@greedy
 expect 2 "--semantics: slurm not in" -- simulate --semantics slurm
+# --semantics reference: the published RLTune's baseline loop, for heuristic priorities only.
+expect 0 "reference .*one head at a time" -- policies
+expect 0 "placement greedy; semantics reference" -- simulate --semantics reference --policy fcfs,sjf,f1 --trace "$TMP/ok.csv"
+expect 2 "rl: --semantics reference reproduces the published baseline loop" -- simulate --semantics reference --policy rl:some-run
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen.csv"
 expect 0 "50 jobs" -- simulate --trace "$TMP/gen.csv"
 

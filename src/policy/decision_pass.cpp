@@ -313,7 +313,57 @@ class OrderPicker final : public Picker {
   JobIndex last_seen_ = -1;  // highest job index already in a group's queue
 };
 
+class HeadPicker final : public Picker {
+ public:
+  explicit HeadPicker(std::unique_ptr<PriorityPolicy> priority) : priority_(std::move(priority)) {}
+
+  void begin_run(const DecisionPass&, const sim::Engine&) override {
+    priority_->reset();
+    admitted_.clear();
+    head_ = -1;
+    last_seen_ = -1;
+  }
+  std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view, admitted_); }
+
+  void decide(DecisionPass& pass) override {
+    const sim::View view = pass.view();
+    const std::span<const JobIndex> arrived = sim::arrived_since(view.queue(), last_seen_);
+    std::size_t next_arrival = 0;
+    if (head_ >= 0) {  // it waited: every arrival since joined the queue
+      admitted_.insert(admitted_.end(), arrived.begin(), arrived.end());
+      next_arrival = arrived.size();
+    }
+    for (;;) {
+      if (head_ < 0 || !view.job(head_).queued()) head_ = best(view);
+      if (head_ < 0) {
+        if (next_arrival == arrived.size()) return;
+        admitted_.push_back(arrived[next_arrival++]);  // the queue ran dry: one arrival joins
+        continue;
+      }
+      if (pass.offer(head_, {}) != Outcome::started) break;
+      head_ = -1;
+    }
+    admitted_.insert(admitted_.end(), arrived.begin() + static_cast<std::ptrdiff_t>(next_arrival), arrived.end());
+  }
+
+ private:
+  JobIndex best(const sim::View& view) {
+    for (const JobIndex j : priority_->order(view, admitted_))
+      if (view.job(j).queued()) return j;
+    return -1;
+  }
+
+  std::unique_ptr<PriorityPolicy> priority_;
+  std::vector<JobIndex> admitted_;  // in arrival order; may hold jobs that started
+  JobIndex head_ = -1;              // the job waited for
+  JobIndex last_seen_ = -1;         // highest job index of the engine's queue already seen
+};
+
 }  // namespace
+
+std::unique_ptr<Picker> make_head_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority) {
+  return std::make_unique<HeadPicker>(make_priority());
+}
 
 std::unique_ptr<Picker> make_order_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority, bool by_pool_group) {
   return std::make_unique<OrderPicker>(std::move(make_priority), by_pool_group);

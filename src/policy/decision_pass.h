@@ -147,5 +147,10 @@ class PriorityPolicy;
 // is false (one walk over the whole order; the same starts, as the tests check).
 std::unique_ptr<Picker> make_order_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority,
                                           bool by_pool_group = true);
+// The published RLTune's baseline loop (its schedule_curr_sequence_reset): the best admitted job is the
+// head, and it is waited for until it fits, whatever arrives meanwhile. Arrivals are admitted one at a
+// time while nothing waits (several of one second are served in arrival order), all of them while the
+// head waits.
+std::unique_ptr<Picker> make_head_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority);
 
 }  // namespace rltune::policy

@@ -9,10 +9,12 @@ namespace rltune::policy {
 namespace {
 
 const Semantics kSemantics[] = {
-    {"rltune", "rltune's own (the README's): every setting is the user's", nullptr, std::nullopt, std::nullopt, false},
+    {"rltune", "rltune's own (the README's): every setting is the user's", nullptr, std::nullopt, std::nullopt, false, false},
     {"helios", "HeliosArtifact's QSSF Service simulator: consolidate placement, each VC on its own (pool blocking), "
                "no backfilling, priority ties by arrival",
-     "consolidate", Blocking::pool, false, true},
+     "consolidate", Blocking::pool, false, true, false},
+    {"reference", "the published RLTune's baseline: greedy placement, one head at a time waited for until it fits",
+     "greedy", Blocking::global, false, false, true},
 };
 
 }  // namespace
@@ -49,6 +51,7 @@ void apply_semantics(ProfileOptions& p) {
   if (s.blocking) p.blocking = *s.blocking;
   if (s.backfill) p.backfill = *s.backfill;
   p.priority_options.ties_by_arrival = s.ties_by_arrival;
+  p.priority_options.serves_heads = s.serves_heads;
 }
 
 ProfileOptions warmup_profile(const ProfileOptions& profile) {
@@ -72,6 +75,9 @@ ProfileScheduler::ProfileScheduler(ProfileOptions options, std::unique_ptr<Picke
       pass_(options_.blocking, options_.backfill, std::move(placement)) {}
 
 void ProfileScheduler::decide(sim::Engine& engine) {
+  // The published baseline re-checks its head after every single event; nothing has started before the
+  // first decision, so switching there loses nothing.
+  if (options_.priority_options.serves_heads) engine.serve_events_one_at_a_time();
   pass_.begin(engine);
   picker_->decide(pass_);
 }

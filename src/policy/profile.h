@@ -37,6 +37,7 @@ struct Semantics {
   std::optional<Blocking> blocking;
   std::optional<bool> backfill;
   bool ties_by_arrival;  // PriorityOptions::ties_by_arrival
+  bool serves_heads;     // PriorityOptions::serves_heads
 };
 std::span<const Semantics> semantics_profiles();
 const Semantics& find_semantics(std::string_view name);  // InputError listing the known names

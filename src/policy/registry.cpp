@@ -51,7 +51,8 @@ void register_builtins() {
     register_priority({def.name, def.description, [&def](const std::string& argument, const PriorityOptions& options) {
                          if (!argument.empty())
                            throw InputError(fmt::format("priority policy '{}' takes no argument (got '{}')", def.name, argument));
-                         return make_order_picker([&def, options] { return make_key_priority(def, options); });
+                         auto make = [&def, options] { return make_key_priority(def, options); };
+                         return options.serves_heads ? make_head_picker(make) : make_order_picker(make);
                        }});
   register_placement({"greedy", "reference pick: lexicographically smallest (node, GPUs) list on the fewest nodes",
                       [](const ProfileOptions&) { return make_greedy_placement(); }});

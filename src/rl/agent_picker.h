@@ -30,6 +30,11 @@
 
 namespace rltune::rl {
 
+// Why a learned policy refuses --semantics reference (PriorityOptions::serves_heads).
+inline constexpr const char* kNotUnderReference =
+    "--semantics reference reproduces the published baseline loop of the heuristic priorities; a learned policy "
+    "does not step as the published environment does yet (one event at a time, arrivals admitted lazily)";
+
 struct AgentOptions {
   ObservationOptions observation;
   bool skip = false;

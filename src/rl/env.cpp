@@ -45,6 +45,7 @@ const EnvOptions& checked(const EnvOptions& o, std::size_t jobs) {
     throw InputError(fmt::format("--window-len {} must be between 1 and the trace's {} jobs", o.window_len, jobs));
   if (!(o.train_split > 0 && o.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
   if (o.warmup < 0) throw InputError(fmt::format("--warmup {} must be at least 0", o.warmup));
+  if (o.profile.priority_options.serves_heads) throw InputError(std::string("training: ") + kNotUnderReference);
   return o;
 }
 

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "policy/registry.h"
 #include "rl/agent_picker.h"
+#include "rl/agent_picker.h"
 
 namespace rltune::rl {
 
@@ -118,6 +119,7 @@ void register_rl_policy() {
                  : "a trained model, its most likely pick: rl:DIR (a training run directory; its best.json) or rl:FILE.json",
          [name, sampled](const std::string& argument, const policy::PriorityOptions& options) {
            if (argument.empty()) throw InputError(fmt::format("--policy {} needs a model: {}:DIR", name, name));
+           if (options.serves_heads) throw InputError(fmt::format("--policy {}: {}", name, kNotUnderReference));
            return make_rl_picker(load_policy(argument), options,
                                  sampled ? std::optional<std::uint64_t>(options.seed) : std::nullopt);
          }});

@@ -172,6 +172,17 @@ bool Engine::advance() {
       return false;
     }
     move_time(t);
+    if (one_event_at_a_time_) {
+      if (next_arrival == t) {
+        arrive(next_arrival_++);
+      } else if (next_completion == t) {
+        const JobIndex j = completions_.top().job;
+        completions_.pop();
+        finish(j);
+      }
+      if (!queue_.empty()) return true;
+      continue;
+    }
     while (!completions_.empty() && completions_.top().end == t) {
       const JobIndex j = completions_.top().job;
       completions_.pop();
@@ -212,7 +223,7 @@ StartOutcome Engine::start(JobIndex j, const cluster::Placement& placement) {
   briefs_[j].queued = false;
   if (backfill_indexes_) --estimate_heap(job.spec->gpus).queued;
   add_running(j);
-  completions_.push({job.end, j});
+  completions_.push({job.end, one_event_at_a_time_ ? starts_++ : j, j});
   for (auto* o : observers_) o->on_start(now_, j);
   return {};
 }
@@ -237,7 +248,7 @@ void Engine::resume(Seconds now, std::span<const Running> running) {
     job.start = r.start;
     job.end = std::max(now + 1, r.start + job.spec->duration);
     add_running(r.job);
-    completions_.push({job.end, r.job});
+    completions_.push({job.end, r.job, r.job});
   }
   const auto n = static_cast<JobIndex>(jobs_.size());
   while (next_arrival_ < n && specs_[next_arrival_].submit <= now) {

@@ -174,6 +174,10 @@ class Engine {
   // Backfilling's indexes cost every arrival and start a little, so the engine keeps them only from the
   // first call of this on (the decision pass calls it when it backfills); the two below need it.
   void keep_backfill_indexes();
+  // From now on (call it before the first start), one event per decision point, as the published RLTune
+  // steps its clock: the earliest arrival or completion, arrivals first on ties, completions at one time
+  // in the order their jobs started.
+  void serve_events_one_at_a_time() { one_event_at_a_time_ = true; }
   // Pool `pool`'s running jobs by start + estimate, then index.
   std::span<const RunningEnd> running_by_estimated_end(PoolId pool) const;
   // For each GPU count with a job queued (ascending), the shortest estimate among those jobs: what the
@@ -199,8 +203,9 @@ class Engine {
   };
   struct Completion {
     Seconds end;
+    std::int64_t order;  // among completions at one time: the job index, or the start count one event at a time
     JobIndex job;
-    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : job > o.job; }
+    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : order > o.order; }
   };
   void move_time(Seconds t);
   void finish(JobIndex j);
@@ -224,6 +229,8 @@ class Engine {
   std::vector<JobIndex> queue_;
   std::vector<JobIndex> running_;
   bool backfill_indexes_ = false;
+  bool one_event_at_a_time_ = false;
+  std::int64_t starts_ = 0;
   std::vector<std::vector<RunningEnd>> running_by_end_;  // per pool, sorted
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   JobIndex next_arrival_ = 0;

@@ -32,6 +32,8 @@ struct PriorityOptions {
   std::uint64_t seed = 1;  // seeds stochastic policies (rl-sampled); each run restarts the stream
   // Keys break ties by arrival only (sjf: not by GPU count first), as HeliosArtifact's stable sorts do.
   bool ties_by_arrival = false;
+  // The published RLTune's baseline loop: one head at a time, waited for until it fits (make_head_picker).
+  bool serves_heads = false;
 };
 
 class PriorityPolicy {
