@@ -320,6 +320,7 @@ class HeadPicker final : public Picker {
   void begin_run(const DecisionPass&, const sim::Engine&) override {
     priority_->reset();
     admitted_.clear();
+    started_ = 0;
     head_ = -1;
     last_seen_ = -1;
   }
@@ -342,6 +343,10 @@ class HeadPicker final : public Picker {
       }
       if (pass.offer(head_, {}) != Outcome::started) break;
       head_ = -1;
+      if (++started_ > admitted_.size() / 2) {  // drop started jobs once they are most of the list
+        std::erase_if(admitted_, [&](JobIndex j) { return !view.job(j).queued(); });
+        started_ = 0;
+      }
     }
     admitted_.insert(admitted_.end(), arrived.begin() + static_cast<std::ptrdiff_t>(next_arrival), arrived.end());
   }
@@ -355,6 +360,7 @@ class HeadPicker final : public Picker {
 
   std::unique_ptr<PriorityPolicy> priority_;
   std::vector<JobIndex> admitted_;  // in arrival order; may hold jobs that started
+  std::size_t started_ = 0;         // of those, started since the list was last compacted
   JobIndex head_ = -1;              // the job waited for
   JobIndex last_seen_ = -1;         // highest job index of the engine's queue already seen
 };
