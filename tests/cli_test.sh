@@ -74,7 +74,10 @@ expect 2 "--semantics: slurm not in" -- simulate --semantics slurm
 # --semantics reference: the published RLTune's baseline loop, for heuristic priorities only.
 expect 0 "reference .*one head at a time" -- policies
 expect 0 "placement greedy; semantics reference" -- simulate --semantics reference --policy fcfs,sjf,f1 --trace "$TMP/ok.csv"
-expect 2 "rl: --semantics reference reproduces the published baseline loop" -- simulate --semantics reference --policy rl:some-run
+expect 2 "error: --semantics reference reproduces the published baseline loop" -- \
+  simulate --semantics reference --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld"
+expect 2 "error: --semantics reference reproduces the published baseline loop" -- \
+  evaluate --semantics reference --windows 2 --model "$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld"
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen.csv"
 expect 0 "50 jobs" -- simulate --trace "$TMP/gen.csv"
 

@@ -121,7 +121,7 @@ TEST(ReferenceSemantics, LearnedPoliciesRefuseIt) {
   policy::PriorityOptions options;
   options.serves_heads = true;
   try {
-    policy::make_picker("rl:some-model-dir", options);
+    rl::make_rl_picker(rl::PolicyFile{}, options, std::nullopt);
     ADD_FAILURE() << "rl under --semantics reference was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--semantics reference"), std::string::npos) << e.what();

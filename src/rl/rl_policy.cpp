@@ -90,6 +90,8 @@ class ModelPicker final : public policy::Picker {
 
 std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
                                                std::optional<std::uint64_t> sample_seed) {
+  // Every route to a model (--policy rl:DIR, evaluate, experiments) comes through here.
+  if (options.serves_heads) throw InputError(kNotUnderReference);
   return std::make_unique<ModelPicker>(model, options, sample_seed);
 }
 
@@ -119,7 +121,6 @@ void register_rl_policy() {
                  : "a trained model, its most likely pick: rl:DIR (a training run directory; its best.json) or rl:FILE.json",
          [name, sampled](const std::string& argument, const policy::PriorityOptions& options) {
            if (argument.empty()) throw InputError(fmt::format("--policy {} needs a model: {}:DIR", name, name));
-           if (options.serves_heads) throw InputError(fmt::format("--policy {}: {}", name, kNotUnderReference));
            return make_rl_picker(load_policy(argument), options,
                                  sampled ? std::optional<std::uint64_t>(options.seed) : std::nullopt);
          }});
