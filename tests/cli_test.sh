@@ -74,6 +74,9 @@ expect 2 "--semantics: slurm not in" -- simulate --semantics slurm
 # --semantics reference: the published RLTune's baseline loop, for heuristic priorities only.
 expect 0 "reference .*one head at a time" -- policies
 expect 0 "placement greedy; semantics reference" -- simulate --semantics reference --policy fcfs,sjf,f1 --trace "$TMP/ok.csv"
+expect 0 "fcfs\+backfill" -- simulate --semantics reference --backfill --policy fcfs --trace "$TMP/ok.csv"
+expect 2 "multifactor: job .* the published multifactor ranks jobs by the wait their trace recorded" -- \
+  simulate --semantics reference --policy multifactor --trace "$TMP/ok.csv"
 expect 2 "error: --semantics reference reproduces the published baseline loop" -- \
   simulate --semantics reference --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld"
 expect 2 "error: --semantics reference reproduces the published baseline loop" -- \

@@ -19,6 +19,8 @@ TEST(ClusterPresets, MatchTheReferenceModels) {
     EXPECT_EQ(spec.pools.size(), c.pools) << c.name;
     EXPECT_EQ(spec.total_nodes(), c.nodes) << c.name;
     EXPECT_EQ(spec.total_gpus(), c.gpus) << c.name;
+    // Only the published Helios environment skips backfill candidates (B11).
+    EXPECT_EQ(spec.reference_backfill_skips_after_start, c.name == "helios") << c.name;
   }
 }
 
@@ -66,6 +68,9 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
        {"pools[0].accepts.min_gpus", "more than max_gpus"}},
       {"name: x\npools:\n  - {name: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].name", "must not be empty"}},
       {"name: x\npools:\n  - {name: a, gpu_type: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].gpu_type", "must not be empty"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\nreference: {backfill_skips_after_start: maybe}\n",
+       {"c.yaml:4", "reference.backfill_skips_after_start", "true or false"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\nreference: {skips: true}\n", {"reference.skips", "unknown key"}},
   };
   for (const auto& c : cases) {
     const std::string message = yaml_error(c.yaml);

@@ -192,6 +192,8 @@ TEST(SwfReader, ReadsStandardWorkloadFormat) {
   EXPECT_EQ(t.jobs[0].status, "completed");
   EXPECT_EQ(t.jobs[1].gpus, 2);  // 3 requested processors x 0.5, rounded up
   EXPECT_EQ(t.jobs[1].requested_time, -1);
+  EXPECT_EQ(t.jobs[0].recorded_wait, 10);  // read as written, for the published multifactor
+  EXPECT_EQ(t.jobs[1].recorded_wait, 5);
   EXPECT_EQ(t.jobs[1].status, "failed");
   EXPECT_EQ(skipped(t, "no run time"), 1u);
   EXPECT_NE(error_of("1 0 10 abc 4 -1 -1 4 7200 -1 1 7 1 -1 2 -1 -1 -1\n", "swf").find("run time"), std::string::npos);

@@ -15,8 +15,8 @@ const PriorityKeyDef& def(const std::string& name) {
   throw std::runtime_error("no policy " + name);
 }
 
-// Facts: submit, estimate, gpus, wait, cluster GPUs.
-JobFacts facts(double submit, double estimate, double gpus, double wait) { return {submit, estimate, gpus, wait, 136}; }
+// Facts: submit, estimate, gpus, wait, cluster GPUs, recorded wait (none).
+JobFacts facts(double submit, double estimate, double gpus, double wait) { return {submit, estimate, gpus, wait, 136, std::nan("")}; }
 
 TEST(PriorityKeys, EachPolicyServesTheExpectedJobFirst) {
   struct Case {
@@ -117,7 +117,8 @@ class CheckOrder final : public sim::Scheduler {
     for (const JobIndex j : view.queue()) {
       const auto job = view.job(j);
       const JobFacts f{static_cast<double>(job.submit()), static_cast<double>(job.estimate()), static_cast<double>(job.gpus()),
-                       static_cast<double>(view.now() - job.submit()), static_cast<double>(view.cluster_spec().total_gpus())};
+                       static_cast<double>(view.now() - job.submit()), static_cast<double>(view.cluster_spec().total_gpus()),
+                       std::nan("")};
       full.push_back({def_.key(f, options_), j});
     }
     std::sort(full.begin(), full.end());

@@ -173,6 +173,8 @@ TEST(RltuneReader, ReadsReferenceColumnsWithReadmeLayout) {
   EXPECT_EQ(t.jobs[2].duration, 10);  // runtime -1 becomes 10 s as in the reference
   EXPECT_EQ(t.jobs[2].gpu_types, std::vector<std::string>{"V100M32"});
   EXPECT_EQ(t.jobs[2].user, "7");
+  EXPECT_EQ(t.jobs[0].recorded_wait, 0);  // column 2, for the published multifactor
+  EXPECT_EQ(t.jobs[2].recorded_wait, 7);
 }
 
 TEST(RltuneReader, ColumnLayoutIsSelectable) {

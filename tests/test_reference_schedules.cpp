@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "core/error.h"
@@ -113,6 +114,232 @@ TEST(ReferenceSemantics, FcfsEqualsTheDefaultWhenNoEventsCoincide) {
     }
   }
   EXPECT_GE(without_coincidences, 1);
+}
+
+// A model of the published baseline loop written straight from SPEC 3.3, 3.6 and 3.7, on clusters of
+// 1-GPU nodes (where greedy placement fits a job exactly when its pool has as many GPUs free), to hold
+// --semantics reference to it with and without backfilling, with jobs that can never run, and with the
+// Helios environment's skipped backfill candidates.
+struct PublishedModel {
+  std::vector<trace::JobSpec> jobs;
+  std::vector<int> pool_gpus;  // pool p takes the jobs of vc "p"
+  bool by_gpus_first = false;  // the key: sjf's (runtime, GPUs), else fcfs's submit time
+  bool backfill = false, skips_after_start = false;
+
+  std::map<std::string, Seconds> starts;  // job id -> start; dropped jobs are absent
+  std::set<std::string> dropped;
+
+  struct Running {
+    Seconds end;
+    int order;
+    std::size_t job;
+  };
+  Seconds t = 0;
+  std::vector<std::size_t> queue;
+  std::vector<Running> running;  // unsorted: the next to end is the smallest (end, start order)
+  std::vector<int> free;
+  std::size_t next = 0;
+  int started = 0;
+
+  int pool(std::size_t j) const { return std::stoi(jobs[j].vc); }
+  bool fits(std::size_t j) const { return jobs[j].gpus > 0 && jobs[j].gpus <= free[pool(j)]; }
+  bool can_run(std::size_t j) const { return jobs[j].gpus > 0 && jobs[j].gpus <= pool_gpus[pool(j)]; }
+  void start(std::size_t j) {
+    starts[jobs[j].id] = t;
+    free[pool(j)] -= jobs[j].gpus;
+    running.push_back({t + jobs[j].duration, started++, j});
+    queue.erase(std::find(queue.begin(), queue.end(), j));
+  }
+  std::vector<Running>::iterator next_end() {
+    return std::min_element(running.begin(), running.end(), [](const Running& a, const Running& b) { return std::tie(a.end, a.order) < std::tie(b.end, b.order); });
+  }
+  void release(std::vector<Running>::iterator r) {
+    t = std::max(t, r->end);
+    free[pool(r->job)] += jobs[r->job].gpus;
+    running.erase(r);
+  }
+  // One event: the next arrival if it comes no later than the next completion, else that completion.
+  void event() {
+    const Seconds r = running.empty() ? kForever : next_end()->end;
+    if (next < jobs.size() && jobs[next].submit <= r) {
+      t = std::max(t, jobs[next].submit);
+      queue.push_back(next++);
+    } else {
+      release(next_end());
+    }
+  }
+  bool refill() {
+    if (!queue.empty()) return true;
+    if (next >= jobs.size()) return false;
+    while (queue.empty()) event();
+    return true;
+  }
+  void run() {
+    free = pool_gpus;
+    t = jobs.front().submit;
+    queue = {0};
+    next = 1;
+    for (;;) {
+      std::stable_sort(queue.begin(), queue.end(), [&](std::size_t a, std::size_t b) {
+        return by_gpus_first ? std::pair(jobs[a].duration, jobs[a].gpus) < std::pair(jobs[b].duration, jobs[b].gpus) : jobs[a].submit < jobs[b].submit;
+      });
+      const std::size_t h = queue.front();
+      if (!fits(h)) {
+        if (backfill && can_run(h)) {
+          std::vector<Running> mine;
+          for (const Running& r : running)
+            if (pool(r.job) == pool(h)) mine.push_back(r);
+          std::stable_sort(mine.begin(), mine.end(), [](const Running& a, const Running& b) { return a.end < b.end; });
+          Seconds shadow = t;
+          int room = free[pool(h)];
+          for (const Running& r : mine) {
+            room += jobs[r.job].gpus;
+            shadow = r.end;
+            if (jobs[h].gpus <= room) break;
+          }
+          while (!fits(h)) {
+            std::vector<std::size_t> candidates;
+            for (const std::size_t j : queue)
+              if (pool(j) == pool(h)) candidates.push_back(j);
+            std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
+            for (std::size_t i = 0; i < candidates.size(); ++i) {  // a list walked by index, as Python's for
+              const std::size_t j = candidates[i];
+              if (t + jobs[j].duration < shadow && fits(j)) {
+                start(j);
+                if (skips_after_start) candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(i));
+              }
+            }
+            event();
+          }
+        } else {
+          while (!fits(h) && !running.empty()) event();
+          if (!fits(h)) {
+            dropped.insert(jobs[h].id);
+            queue.erase(queue.begin());
+            if (!refill()) break;
+            continue;
+          }
+        }
+      }
+      start(h);
+      if (!refill()) break;
+    }
+  }
+};
+
+TEST(ReferenceSemantics, FollowsTheModelOfThePublishedLoop) {
+  const auto cluster = testing::cluster_from(R"(pools:
+  - {name: big, nodes: 6, gpus_per_node: 1, accepts: {vc: ["0"]}}
+  - {name: small, nodes: 3, gpus_per_node: 1, accepts: {vc: ["1"]}}
+)");
+  int drops = 0, backfilled = 0, skips_mattered = 0;
+  for (const bool backfill : {false, true})
+    for (const bool skips : {false, true})
+      for (const bool sjf : {false, true})
+        for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+          if (skips && !backfill) continue;
+          SCOPED_TRACE(fmt::format("backfill {} skips {} sjf {} seed {}", backfill, skips, sjf, seed));
+          std::mt19937_64 rng(seed);
+          PublishedModel model;
+          model.pool_gpus = {6, 3};
+          Seconds submit = 0;
+          for (int i = 0; i < 60; ++i) {
+            submit += static_cast<Seconds>(rng() % 4) * 30;  // often several jobs in one second
+            const int vc = static_cast<int>(rng() % 2);
+            // Mostly 1 GPU or most of the pool (backfilling has room to work); a few can never run.
+            const int most = vc == 0 ? 4 + static_cast<int>(rng() % 4) : 2 + static_cast<int>(rng() % 3);
+            const int gpus = rng() % 17 == 0 ? 0 : rng() % 2 ? 1 : most;
+            model.jobs.push_back(testing::job(fmt::format("j{}", i), submit, 10 + static_cast<Seconds>(rng() % 12) * 20, gpus, std::to_string(vc)));
+          }
+          model.by_gpus_first = sjf;
+          model.backfill = backfill;
+          model.skips_after_start = skips;
+          model.run();
+          if (skips) {  // the skipped candidates must matter somewhere, or this would test nothing
+            PublishedModel plain = model;
+            plain.skips_after_start = false;
+            plain.starts.clear();
+            plain.dropped.clear();
+            plain.running.clear();
+            plain.started = 0;
+            plain.run();
+            skips_mattered += plain.starts != model.starts;
+          }
+
+          cluster::ClusterSpec spec = cluster;
+          spec.reference_backfill_skips_after_start = skips;
+          policy::ProfileOptions profile = testing::profile(sjf ? "sjf" : "fcfs");
+          profile.semantics = "reference";
+          profile.backfill = backfill;
+          policy::apply_semantics(profile);
+          const testing::Outcome outcome = testing::simulate(spec, model.jobs, profile);
+          ASSERT_EQ(outcome.run.jobs.size(), model.jobs.size());
+          for (const auto& r : outcome.run.jobs) {
+            if (model.dropped.count(r.job_id)) {
+              EXPECT_FALSE(r.completed()) << r.job_id << " was dropped by the model";
+              EXPECT_NE(r.reason.find("dropped at t="), std::string::npos) << r.reason;
+              ++drops;
+              continue;
+            }
+            ASSERT_TRUE(model.starts.count(r.job_id)) << r.job_id;
+            EXPECT_EQ(r.start, model.starts.at(r.job_id)) << r.job_id;
+          }
+          std::size_t hold_up = 0;  // jobs the model started before an earlier-submitted job of their pool
+          if (backfill)
+            for (const auto& a : model.jobs)
+              for (const auto& b : model.jobs)
+                hold_up += a.vc == b.vc && a.submit < b.submit && model.starts.count(a.id) && model.starts.count(b.id) &&
+                           model.starts.at(b.id) < model.starts.at(a.id);
+          backfilled += hold_up > 0;
+        }
+  EXPECT_GT(drops, 0) << "no job that can never run was generated";
+  EXPECT_GT(backfilled, 0) << "the model never backfilled";
+  EXPECT_GT(skips_mattered, 0) << "skipping candidates never changed a schedule";
+}
+
+// Under the published keys, a queued job's wait reads as -1 - s: wfp ranks by ((1 + s) / r)^3 n,
+// smallest first, whatever the time; multifactor reads the recorded wait, and refuses a trace without.
+TEST(ReferenceSemantics, PublishedKeys) {
+  const auto cluster = testing::cluster_from("pools:\n  - {name: p, nodes: 1, gpus_per_node: 1}\n");
+  const auto starts = [&](const std::vector<trace::JobSpec>& jobs, const std::string& priority, const std::string& semantics) {
+    policy::ProfileOptions profile = testing::profile(priority);
+    profile.semantics = semantics;
+    policy::apply_semantics(profile);
+    std::map<std::string, Seconds> out;
+    for (const auto& r : testing::simulate(cluster, jobs, profile).run.jobs) out[r.job_id] = r.start;
+    return out;
+  };
+  // "head" waits for the blocker; then the published keys are b ((21/400)^3) before c ((31/100)^3),
+  // where rltune's at t=1100 put c ((1070/100)^3) before b ((1080/400)^3).
+  std::vector<trace::JobSpec> jobs = {testing::job("blocker", 0, 1000, 1), testing::job("head", 10, 100, 1),
+                                      testing::job("b", 20, 400, 1), testing::job("c", 30, 100, 1)};
+  const std::map<std::string, Seconds> published{{"blocker", 0}, {"head", 1000}, {"b", 1100}, {"c", 1500}};
+  EXPECT_EQ(starts(jobs, "wfp", "reference"), published);
+  const std::map<std::string, Seconds> ours{{"blocker", 0}, {"head", 1000}, {"c", 1100}, {"b", 1200}};
+  EXPECT_EQ(starts(jobs, "wfp", "rltune"), ours);
+  try {
+    starts(jobs, "multifactor", "reference");
+    ADD_FAILURE() << "the published multifactor ran without recorded waits";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("multifactor: job blocker (trace line 0)"), std::string::npos) << e.what();
+  }
+  // A recorded wait of 12 h puts "old" ahead of "fresh", which has waited longer here.
+  jobs = {testing::job("blocker", 0, 1000, 1), testing::job("head", 5, 100, 1), testing::job("fresh", 10, 100, 1),
+          testing::job("old", 20, 100, 1)};
+  for (auto& j : jobs) j.recorded_wait = j.id == "old" ? 43200 : 0;
+  EXPECT_EQ(starts(jobs, "multifactor", "reference").at("old"), 1100);
+  EXPECT_EQ(starts(jobs, "multifactor", "rltune").at("fresh"), 1100);
+  // A job without GPUs (srf's key 0 / 0) holds the head until nothing runs, then is dropped.
+  jobs = {testing::job("blocker", 0, 1000, 1), testing::job("none", 10, 0, 0), testing::job("x", 20, 100, 1)};
+  policy::ProfileOptions srf = testing::profile("srf");
+  srf.semantics = "reference";
+  policy::apply_semantics(srf);
+  const auto outcome = testing::simulate(cluster, jobs, srf);
+  ASSERT_EQ(outcome.run.jobs.size(), 3u);
+  EXPECT_EQ(outcome.run.jobs[2].start, 1000);
+  EXPECT_FALSE(outcome.run.jobs[1].completed());
+  EXPECT_NE(outcome.run.jobs[1].reason.find("zero_gpus"), std::string::npos) << outcome.run.jobs[1].reason;
+  EXPECT_NE(outcome.run.jobs[1].reason.find("dropped at t=1000"), std::string::npos) << outcome.run.jobs[1].reason;
 }
 
 // The learned policy does not step as the published environment yet: it refuses the semantics.

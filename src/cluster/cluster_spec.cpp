@@ -145,7 +145,7 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
   }
   const YamlCheck ctx{source};
   if (!root || root.IsNull()) throw InputError(source + ": the cluster file is empty");
-  ctx.only_keys(root, "", {"name", "pools"});
+  ctx.only_keys(root, "", {"name", "pools", "reference"});
   ClusterSpec spec;
   spec.source = source;
   spec.name = root["name"] ? ctx.name(root["name"], "name") : source;
@@ -189,6 +189,12 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
     if (static_cast<long long>(spec.total_gpus()) + static_cast<long long>(pool.nodes) * pool.gpus_per_node > kMaxClusterGpus)
       ctx.fail(p, path, fmt::format("the cluster has more than {} GPUs", kMaxClusterGpus));
     spec.pools.push_back(std::move(pool));
+  }
+  if (const YAML::Node reference = root["reference"]) {
+    ctx.only_keys(reference, "reference", {"backfill_skips_after_start"});
+    if (const YAML::Node skips = reference["backfill_skips_after_start"])
+      if (!skips.IsScalar() || !YAML::convert<bool>::decode(skips, spec.reference_backfill_skips_after_start))
+        ctx.fail(skips, "reference.backfill_skips_after_start", "must be true or false");
   }
   return spec;
 }

@@ -33,6 +33,10 @@ struct ClusterSpec {
   std::string name;
   std::string source;  // preset name or file path
   std::vector<PoolSpec> pools;
+  // How the published RLTune's environment for this cluster behaves where its three environments differ;
+  // read only under --semantics reference. Its Helios environment removes each job it backfills from the
+  // list it is walking, so the candidate after it is never tried (B11).
+  bool reference_backfill_skips_after_start = false;
 
   int total_gpus() const;
   int total_nodes() const;

@@ -10,7 +10,7 @@
 
 namespace rltune::policy {
 
-Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement) {
+Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement, bool as_written) {
   // The pool's running jobs are released in order of expected end until the job fits; that end is the
   // answer (releases only add room, so how jobs that end together are ordered cannot change it). The
   // engine keeps them ordered by start + estimate, which is the expected end of every job that ends
@@ -20,7 +20,7 @@ Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const Plac
   const Seconds now = view.now();
   std::size_t next_on_time = 0;
   std::vector<sim::RunningEnd> due;
-  for (; next_on_time < by_end.size() && by_end[next_on_time].end <= now; ++next_on_time) {
+  for (; !as_written && next_on_time < by_end.size() && by_end[next_on_time].end <= now; ++next_on_time) {
     const sim::RunningEnd& r = by_end[next_on_time];
     due.push_back({view.expected_end(r.job), r.job});
   }
@@ -100,6 +100,13 @@ Outcome DecisionPass::offer(JobIndex j, std::span<const JobIndex> later) {
   if (all_blocked(job.eligible())) return Outcome::not_now;
   block(j);
   return Outcome::blocked;
+}
+
+bool DecisionPass::try_start(JobIndex j) {
+  const sim::JobView job = view().job(j);
+  RLTUNE_CHECK(job.queued(), fmt::format("job {} is tried while {}", job.id(), to_string(job.state())));
+  pools_.assign(job.eligible().begin(), job.eligible().end());
+  return start_in(j, {});
 }
 
 bool DecisionPass::may_offer(JobIndex j) const {
@@ -317,12 +324,14 @@ class HeadPicker final : public Picker {
  public:
   explicit HeadPicker(std::unique_ptr<PriorityPolicy> priority) : priority_(std::move(priority)) {}
 
-  void begin_run(const DecisionPass&, const sim::Engine&) override {
+  void begin_run(const DecisionPass&, const sim::Engine& engine) override {
     priority_->reset();
     admitted_.clear();
     started_ = 0;
     head_ = -1;
     last_seen_ = -1;
+    candidates_.clear();
+    skips_after_start_ = engine.cluster_spec().reference_backfill_skips_after_start;
   }
   std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view, admitted_); }
 
@@ -330,20 +339,35 @@ class HeadPicker final : public Picker {
     const sim::View view = pass.view();
     const std::span<const JobIndex> arrived = sim::arrived_since(view.queue(), last_seen_);
     std::size_t next_arrival = 0;
-    if (head_ >= 0) {  // it waited: every arrival since joined the queue
+    if (head_ >= 0) {  // it waited: every arrival since joined the queue (and may backfill)
       admitted_.insert(admitted_.end(), arrived.begin(), arrived.end());
       next_arrival = arrived.size();
+      if (!candidates_.empty())
+        for (const JobIndex j : arrived)
+          if (shares_a_pool(view, j)) candidates_.push_back(j);
     }
     for (;;) {
-      if (head_ < 0 || !view.job(head_).queued()) head_ = best(view);
+      if (head_ < 0 || !view.job(head_).queued()) {
+        head_ = best(view);
+        candidates_.clear();
+      }
       if (head_ < 0) {
         if (next_arrival == arrived.size()) return;
         admitted_.push_back(arrived[next_arrival++]);  // the queue ran dry: one arrival joins
         continue;
       }
-      if (pass.offer(head_, {}) != Outcome::started) break;
+      if (pass.offer(head_, {}) != Outcome::started) {
+        if (view.job(head_).can_run()) {
+          if (pass.backfill()) backfill(pass, view);
+          break;
+        }
+        // A head that can never run is waited for until nothing runs, then dropped (B9); the published
+        // loop with backfilling would stop on an assertion there instead.
+        if (!view.running().empty()) break;
+        pass.drop(head_);
+      }
       head_ = -1;
-      if (++started_ > admitted_.size() / 2) {  // drop started jobs once they are most of the list
+      if (++started_ > admitted_.size() / 2) {  // drop jobs that left the queue once they are most of the list
         std::erase_if(admitted_, [&](JobIndex j) { return !view.job(j).queued(); });
         started_ = 0;
       }
@@ -358,11 +382,47 @@ class HeadPicker final : public Picker {
     return -1;
   }
 
+  bool shares_a_pool(const sim::View& view, JobIndex j) const {
+    const auto& mine = view.job(head_).eligible();
+    const auto& theirs = view.job(j).eligible();
+    return std::any_of(theirs.begin(), theirs.end(), [&](PoolId p) { return std::find(mine.begin(), mine.end(), p) != mine.end(); });
+  }
+
+  // The published backfilling (SPEC 3.7) while the head waits: every queued job that shares a pool with
+  // the head, in order of submission, starts if it fits now and would end before the head's shadow time
+  // (strictly), which is computed once, when the head first waits. Jobs submitted together keep the
+  // order of the queue as the head was chosen (the published list is sorted in place), the head among
+  // them. Whether the started jobs delay the head on its nodes is not checked, as in the published code.
+  void backfill(DecisionPass& pass, const sim::View& view) {
+    if (candidates_.empty()) {
+      shadow_ = kForever;
+      for (const PoolId p : view.job(head_).eligible())
+        shadow_ = std::min(shadow_, shadow_time(view, head_, p, pass.placement(), true));
+      for (const JobIndex j : priority_->order(view, admitted_))
+        if (view.job(j).queued() && shares_a_pool(view, j)) candidates_.push_back(j);
+      std::stable_sort(candidates_.begin(), candidates_.end(), [&](JobIndex a, JobIndex b) { return view.job(a).submit() < view.job(b).submit(); });
+    }
+    bool skip = false;
+    for (const JobIndex j : candidates_) {
+      if (!view.job(j).queued()) continue;
+      if (skip) {  // the published Helios loop never tries the job after one it started
+        skip = false;
+        continue;
+      }
+      if (view.now() + view.job(j).estimate() < shadow_ && pass.try_start(j)) skip = skips_after_start_;
+    }
+  }
+
   std::unique_ptr<PriorityPolicy> priority_;
-  std::vector<JobIndex> admitted_;  // in arrival order; may hold jobs that started
-  std::size_t started_ = 0;         // of those, started since the list was last compacted
+  std::vector<JobIndex> admitted_;  // in arrival order; may hold jobs that left the queue
+  std::size_t started_ = 0;         // of those, left since the list was last compacted
   JobIndex head_ = -1;              // the job waited for
   JobIndex last_seen_ = -1;         // highest job index of the engine's queue already seen
+  // Backfilling while head_ waits: its shadow time and the jobs that may backfill, in the published order
+  // (some may have left the queue); empty until the head first waits.
+  Seconds shadow_ = kForever;
+  std::vector<JobIndex> candidates_;
+  bool skips_after_start_ = false;  // the cluster's reference_backfill_skips_after_start
 };
 
 }  // namespace

@@ -46,8 +46,10 @@ enum class Outcome {
 };
 
 // Earliest time (by estimates) at which `job` fits in `pool`, releasing the pool's running jobs in order
-// of estimated end (EASY's shadow time); kForever if it never fits.
-Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement);
+// of estimated end (EASY's shadow time); kForever if it never fits. A job at or past its estimated end is
+// expected when view.expected_end() says, unless `as_written`: then at start + estimate, as the published
+// loop reads it (one event at a time, a job due now may not have ended yet).
+Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement, bool as_written = false);
 
 class DecisionPass {
  public:
@@ -63,6 +65,11 @@ class DecisionPass {
   // Offers queued job `job` (rules above). `later` = the jobs the picker would offer after it, for
   // look-ahead placements (jobs no longer queued are skipped).
   Outcome offer(JobIndex job, std::span<const JobIndex> later);
+  // Starts queued `job` now if it fits in one of its pools, blocked or not, and closes nothing: for a
+  // picker that keeps its own reservation (the published loop's backfilling).
+  bool try_start(JobIndex job);
+  // Drops queued `job`, one that can never run (the published loop, Engine::drop).
+  void drop(JobIndex job) { engine_->drop(job); }
   // Whether an offer of `job` could start it or close a pool: it has an open pool, or, with backfilling,
   // it fits now in a pool it may backfill into. A legal pick for an agent.
   bool may_offer(JobIndex job) const;
@@ -150,7 +157,9 @@ std::unique_ptr<Picker> make_order_picker(std::function<std::unique_ptr<Priority
 // The published RLTune's baseline loop (its schedule_curr_sequence_reset): the best admitted job is the
 // head, and it is waited for until it fits, whatever arrives meanwhile. Arrivals are admitted one at a
 // time while nothing waits (several of one second are served in arrival order), all of them while the
-// head waits.
+// head waits. With the pass's backfilling on, its own backfilling runs while the head waits (SPEC 3.7)
+// instead of the pass's. A head that can never run (the engine following the published loop queues
+// such jobs) waits until nothing runs and is dropped.
 std::unique_ptr<Picker> make_head_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority);
 
 }  // namespace rltune::policy

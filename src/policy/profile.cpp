@@ -9,12 +9,13 @@ namespace rltune::policy {
 namespace {
 
 const Semantics kSemantics[] = {
-    {"rltune", "rltune's own (the README's): every setting is the user's", nullptr, std::nullopt, std::nullopt, false, false},
+    {"rltune", "rltune's own (the README's): every setting is the user's", nullptr, std::nullopt, std::nullopt, false, false, false},
     {"helios", "HeliosArtifact's QSSF Service simulator: consolidate placement, each VC on its own (pool blocking), "
                "no backfilling, priority ties by arrival",
-     "consolidate", Blocking::pool, false, true, false},
-    {"reference", "the published RLTune's baseline: greedy placement, one head at a time waited for until it fits",
-     "greedy", Blocking::global, false, false, true},
+     "consolidate", Blocking::pool, false, true, false, false},
+    {"reference", "the published RLTune's baseline: greedy placement, one head at a time waited for until it fits "
+                  "(with its own backfilling if asked), its priority keys, jobs that can never run dropped at the head",
+     "greedy", Blocking::global, std::nullopt, false, true, true},
 };
 
 }  // namespace
@@ -52,12 +53,16 @@ void apply_semantics(ProfileOptions& p) {
   if (s.backfill) p.backfill = *s.backfill;
   p.priority_options.ties_by_arrival = s.ties_by_arrival;
   p.priority_options.serves_heads = s.serves_heads;
+  p.priority_options.published_keys = s.published_keys;
 }
 
 ProfileOptions warmup_profile(const ProfileOptions& profile) {
   ProfileOptions warmup = profile;
   warmup.priority = "fcfs";
   warmup.priority_options = {};
+  // The engine follows one loop for the whole run: under the published one, so does the warm-up.
+  warmup.priority_options.serves_heads = profile.priority_options.serves_heads;
+  warmup.priority_options.published_keys = profile.priority_options.published_keys;
   return warmup;
 }
 
@@ -75,9 +80,6 @@ ProfileScheduler::ProfileScheduler(ProfileOptions options, std::unique_ptr<Picke
       pass_(options_.blocking, options_.backfill, std::move(placement)) {}
 
 void ProfileScheduler::decide(sim::Engine& engine) {
-  // The published baseline re-checks its head after every single event; nothing has started before the
-  // first decision, so switching there loses nothing.
-  if (options_.priority_options.serves_heads) engine.serve_events_one_at_a_time();
   pass_.begin(engine);
   picker_->decide(pass_);
 }

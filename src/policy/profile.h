@@ -38,6 +38,7 @@ struct Semantics {
   std::optional<bool> backfill;
   bool ties_by_arrival;  // PriorityOptions::ties_by_arrival
   bool serves_heads;     // PriorityOptions::serves_heads
+  bool published_keys;   // PriorityOptions::published_keys
 };
 std::span<const Semantics> semantics_profiles();
 const Semantics& find_semantics(std::string_view name);  // InputError listing the known names
@@ -59,6 +60,8 @@ class ProfileScheduler final : public sim::Scheduler {
 
   void begin_run(const sim::Engine& engine) override { picker_->begin_run(pass_, engine); }
   void decide(sim::Engine& engine) override;
+  // The published baseline re-checks its head after every single event, and drops a head that can never run.
+  bool follows_published_loop() const override { return options_.priority_options.serves_heads; }
   const ProfileOptions& options() const { return options_; }
   const PlacementPolicy& placement() const { return pass_.placement(); }
   Picker& picker() { return *picker_; }

@@ -67,10 +67,28 @@ void Engine::finish(JobIndex j) {
   for (auto* o : observers_) o->on_finish(now_, j);
 }
 
+void Engine::follow_published_loop() {
+  RLTUNE_CHECK(!started_, "follow_published_loop() comes before the engine has run");
+  published_loop_ = true;
+}
+
+void Engine::drop(JobIndex j) {
+  SimJob& job = jobs_[j];
+  RLTUNE_CHECK(published_loop_ && job.state == JobState::queued && !job.reason.empty(),
+               fmt::format("job {} is dropped, but only a queued job that can never run may be", job.spec->id));
+  job.state = JobState::rejected;
+  job.reason += fmt::format(" (dropped at t={}: it led the queue and nothing was running, as in the published loop)", now_);
+  queue_.erase(std::find(queue_.begin(), queue_.end(), j));
+  briefs_[j].queued = false;
+  if (backfill_indexes_) --estimate_heap(job.spec->gpus).queued;
+  ++ended_;
+  for (auto* o : observers_) o->on_reject(now_, j);
+}
+
 void Engine::arrive(JobIndex j) {
   SimJob& job = jobs_[j];
   for (auto* o : observers_) o->on_arrival(now_, j);
-  if (!job.reason.empty()) {
+  if (!job.reason.empty() && !published_loop_) {
     job.state = JobState::rejected;
     ++ended_;
     for (auto* o : observers_) o->on_reject(now_, j);
@@ -172,7 +190,7 @@ bool Engine::advance() {
       return false;
     }
     move_time(t);
-    if (one_event_at_a_time_) {
+    if (published_loop_) {
       if (next_arrival == t) {
         arrive(next_arrival_++);
       } else if (next_completion == t) {
@@ -223,7 +241,7 @@ StartOutcome Engine::start(JobIndex j, const cluster::Placement& placement) {
   briefs_[j].queued = false;
   if (backfill_indexes_) --estimate_heap(job.spec->gpus).queued;
   add_running(j);
-  completions_.push({job.end, one_event_at_a_time_ ? starts_++ : j, j});
+  completions_.push({job.end, published_loop_ ? starts_++ : j, j});
   for (auto* o : observers_) o->on_start(now_, j);
   return {};
 }
@@ -261,6 +279,7 @@ void WarmStart::decide(Engine& engine) { (engine.now() < from_ ? warmup_ : main_
 
 void Engine::run(Scheduler& scheduler) {
   using Clock = std::chrono::steady_clock;
+  if (scheduler.follows_published_loop()) follow_published_loop();
   scheduler.begin_run(*this);
   while (advance()) {
     const auto begin = Clock::now();

@@ -4,7 +4,8 @@
 //
 // Semantics (DESIGN.md section 2): at each time t, completions are processed first, then arrivals (in
 // trace order), then the scheduler decides. Every arrived job is in the queue. A job that can never run
-// is rejected when it arrives, with a reason. Time never goes backwards; every job ends exactly once.
+// is rejected when it arrives, with a reason (or, following the published loop, dropped by the scheduler).
+// Time never goes backwards; every job ends exactly once.
 #include <cstdint>
 #include <optional>
 #include <queue>
@@ -104,6 +105,8 @@ class Scheduler {
   // Called once before the first decision of a run (a scheduler may serve many runs).
   virtual void begin_run(const Engine& /*engine*/) {}
   virtual void decide(Engine& engine) = 0;
+  // Whether run() should step as the published RLTune does (Engine::follow_published_loop).
+  virtual bool follows_published_loop() const { return false; }
 };
 
 // Decides with `warmup` before time `from`, then with `main`. A warm window replays the jobs before it
@@ -116,6 +119,7 @@ class WarmStart final : public Scheduler {
     main_.begin_run(engine);
   }
   void decide(Engine& engine) override;
+  bool follows_published_loop() const override { return main_.follows_published_loop(); }
 
  private:
   Scheduler& warmup_;
@@ -174,10 +178,13 @@ class Engine {
   // Backfilling's indexes cost every arrival and start a little, so the engine keeps them only from the
   // first call of this on (the decision pass calls it when it backfills); the two below need it.
   void keep_backfill_indexes();
-  // From now on (call it before the first start), one event per decision point, as the published RLTune
-  // steps its clock: the earliest arrival or completion, arrivals first on ties, completions at one time
-  // in the order their jobs started.
-  void serve_events_one_at_a_time() { one_event_at_a_time_ = true; }
+  // Steps as the published RLTune does (call it before the first advance; run() does for a scheduler
+  // that asks): one event per decision point (the earliest arrival or completion, arrivals first on
+  // ties, completions at one time in the order their jobs started); and a job that can never run joins
+  // the queue like any other instead of being rejected at arrival, until the scheduler drops it (B9).
+  void follow_published_loop();
+  // Rejects queued job `j`, one that can never run, now (the published loop's drop); its reason says when.
+  void drop(JobIndex j);
   // Pool `pool`'s running jobs by start + estimate, then index.
   std::span<const RunningEnd> running_by_estimated_end(PoolId pool) const;
   // For each GPU count with a job queued (ascending), the shortest estimate among those jobs: what the
@@ -229,7 +236,7 @@ class Engine {
   std::vector<JobIndex> queue_;
   std::vector<JobIndex> running_;
   bool backfill_indexes_ = false;
-  bool one_event_at_a_time_ = false;
+  bool published_loop_ = false;  // follow_published_loop()
   std::int64_t starts_ = 0;
   std::vector<std::vector<RunningEnd>> running_by_end_;  // per pool, sorted
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;

@@ -21,6 +21,8 @@ class JobView {
   const std::string& id() const { return job_->spec->id; }
   Seconds submit() const { return job_->spec->submit; }
   int gpus() const { return job_->spec->gpus; }
+  Seconds recorded_wait() const { return job_->spec->recorded_wait; }  // what the trace says; see JobSpec
+  long source_line() const { return job_->spec->source_line; }
   cluster::Request request() const { return cluster::request_of(*job_->spec); }
   const std::vector<PoolId>& eligible() const { return job_->eligible; }
   Seconds estimate() const { return job_->estimate; }
@@ -29,6 +31,8 @@ class JobView {
   float estimate_doubt() const { return job_->estimate_doubt; }
   JobState state() const { return job_->state; }
   bool queued() const { return job_->state == JobState::queued; }
+  // False for a job that can never run here: one the published loop queues until it drops it (B9).
+  bool can_run() const { return job_->reason.empty(); }
   // Running jobs: when they started, where, and when they should end by their estimate.
   Seconds start() const { return job_->start; }
   Seconds estimated_end() const { return job_->start + job_->estimate; }

@@ -1,5 +1,6 @@
 #pragma once
 // A job as read from a trace: immutable, normalised, independent of any cluster.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,8 @@
 namespace rltune::trace {
 
 struct JobSpec {
+  static constexpr Seconds kUnrecorded = std::numeric_limits<Seconds>::min();
+
   std::string id;                      // unique within a trace
   Seconds submit = 0;                  // seconds, >= 0
   Seconds duration = 0;                // true runtime; negative values are rejected at admission
@@ -18,6 +21,9 @@ struct JobSpec {
   int cpus = -1;                       // -1 = unspecified
   long long memory_mib = -1;           // -1 = unspecified
   Seconds requested_time = -1;         // user's runtime estimate (time limit); -1 = unspecified
+  // The wait the source trace recorded (SWF column 3), as written (-1 there means unknown); kUnrecorded
+  // when the format has no such column. Only the published RLTune's multifactor reads it (B4).
+  Seconds recorded_wait = kUnrecorded;
   std::string status;                  // status in the source trace, "" = unspecified
   double gpu_demand = -1;              // exact GPU demand where the source has fractions (0.46); -1 = gpus
   bool censored = false;               // duration is a lower bound (the job was still running at trace end)

@@ -14,7 +14,7 @@ namespace {
 
 // GPU-type codes of the reference README: 0=T4, 1=MISC, 2=P100, 3=V100 (16 GB), 4=V100M32.
 constexpr std::array<const char*, 5> kGpuTypeCodes = {"T4", "MISC", "P100", "V100", "V100M32"};
-constexpr int kJobId = 0, kSubmit = 1, kRunTime = 3, kGpus = 4, kCpus = 7, kRequestTime = 8, kMemory = 9,
+constexpr int kJobId = 0, kSubmit = 1, kWait = 2, kRunTime = 3, kGpus = 4, kCpus = 7, kRequestTime = 8, kMemory = 9,
               kStatus = 10, kUser = 11;
 constexpr std::size_t kMinColumns = 19, kMaxColumns = 20;
 // The reference replaces a missing runtime (-1) by 10 s.
@@ -83,6 +83,9 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
     job.gpus = static_cast<int>(gpus == -1 ? 0 : gpus);
     job.cpus = cpus < 0 ? -1 : static_cast<int>(cpus);
     job.requested_time = requested < 0 ? -1 : requested;
+    // Read only by the published multifactor, and as leniently as the rest: a value that is no number
+    // counts as unrecorded (that policy then names the job).
+    if (const auto wait = csv::parse_int_rounding(fields[kWait])) job.recorded_wait = *wait;
     job.memory_mib = memory < 0 ? -1 : memory;
     if (vc >= 0) job.vc = std::to_string(vc);
     if (type >= 0) job.gpu_types = {kGpuTypeCodes[type]};

@@ -68,6 +68,7 @@ void read_swf(std::istream& in, const ReadOptions& options, RowSink& sink) {
     job.duration = *run;
     job.gpus = static_cast<int>(std::ceil(static_cast<double>(p) * options.gpus_per_proc - 1e-9));
     job.requested_time = *requested_time >= 0 ? *requested_time : -1;
+    if (const auto wait = csv::parse_int_rounding(rows.text(kWait))) job.recorded_wait = *wait;  // as the rltune reader
     // SWF status codes: 0 failed, 1 completed, 5 cancelled; others are kept as numbers.
     job.status = *status == 0 ? "failed" : *status == 1 ? "completed" : *status == 5 ? "cancelled"
                                                                                       : std::to_string(*status);

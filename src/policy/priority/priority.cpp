@@ -5,6 +5,10 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
+
 namespace rltune::policy {
 
 namespace {
@@ -54,6 +58,28 @@ constexpr Drift kUniDrift{nullptr, [](const JobFacts& j, const PriorityOptions&)
                             return earlier.submit < later.submit ? e <= l : e == l || e < l * (1 - 1e-9);
                           }};
 
+// The published RLTune's keys where they differ from rltune's formulas (PriorityOptions::published_keys).
+struct PublishedKey {
+  std::string_view name;
+  Key (*key)(const JobFacts& job, const PriorityOptions& options);
+};
+// Its multifactor: age from the wait the trace recorded over 12 h, size favouring small jobs over a fixed
+// 160 GPUs; the weights are Slurm's (--mf-age-weight, --mf-size-weight).
+constexpr double kPublishedMaxWait = 12 * 3600, kPublishedSizeNorm = 160;
+const PublishedKey kPublishedKeys[] = {
+    {"multifactor",
+     [](const JobFacts& j, const PriorityOptions& o) {
+       if (std::isnan(j.recorded_wait))
+         throw InputError("the published multifactor ranks jobs by the wait their trace recorded (SWF column 3, read by "
+                          "the rltune and swf formats), and this job has none");
+       return Key{-(o.multifactor.age_weight * j.recorded_wait / kPublishedMaxWait +
+                    o.multifactor.size_weight * (1 - j.gpus / kPublishedSizeNorm)), 0};
+     }},
+    {"f2", [](const JobFacts& j, const PriorityOptions&) { return Key{std::sqrt(j.estimate) * j.gpus + 25600 * std::log10(j.submit), 0}; }},
+    {"f3", [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate * j.gpus + 6860000 * std::log10(j.submit), 0}; }},
+    {"f4", [](const JobFacts& j, const PriorityOptions&) { return Key{j.estimate * std::sqrt(j.gpus) + 530000 * std::log10(j.submit), 0}; }},
+};
+
 const std::vector<PriorityKeyDef> kDefs = {
     {"fcfs", "first come, first served (submit time)", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{j.submit, 0}; }},
     {"lcfs", "last come, first served", nullptr, [](const JobFacts& j, const PriorityOptions&) { return Key{-j.submit, 0}; }},
@@ -86,7 +112,12 @@ const std::vector<PriorityKeyDef> kDefs = {
 
 class KeyPriority final : public PriorityPolicy {
  public:
-  KeyPriority(const PriorityKeyDef& def, const PriorityOptions& options) : def_(def), options_(options) {}
+  KeyPriority(const PriorityKeyDef& def, const PriorityOptions& options)
+      : def_(def), options_(options), drift_(options.published_keys ? nullptr : def.drift), key_(def.key) {
+    if (options.published_keys)
+      for (const PublishedKey& p : kPublishedKeys)
+        if (p.name == def.name) key_ = p.key;
+  }
 
   void reset() override {
     sorted_.clear();
@@ -107,7 +138,7 @@ class KeyPriority final : public PriorityPolicy {
       reset();
       keys_.resize(view.job_count());
     }
-    if (def_.drift) return merged(view, queue, count);
+    if (drift_) return merged(view, queue, count);
     // Keys that do not depend on time: the whole order, kept incrementally. Within a decision it stays
     // as it is (a prefix asked for later must extend the one given before).
     const auto fresh = arrivals(queue);
@@ -173,10 +204,10 @@ class KeyPriority final : public PriorityPolicy {
         entries_ += c.jobs.size();
       }
     }
-    for (const JobIndex j : fresh) keys_[j] = {def_.drift->rank(facts_of(view, j), options_), 0};
+    for (const JobIndex j : fresh) keys_[j] = {drift_->rank(facts_of(view, j), options_), 0};
     touched_.clear();
-    if (def_.drift->class_of) {
-      for (const JobIndex j : fresh) add_to(classes_[def_.drift->class_of(facts_of(view, j), options_)], j);
+    if (drift_->class_of) {
+      for (const JobIndex j : fresh) add_to(classes_[drift_->class_of(facts_of(view, j), options_)], j);
     } else {
       unchained_.insert(unchained_.end(), fresh.begin(), fresh.end());
       std::size_t waited = 0;
@@ -210,7 +241,7 @@ class KeyPriority final : public PriorityPolicy {
   Class& chain_for(const sim::View& view, const JobFacts& job) {
     Class* best = nullptr;
     for (auto& [id, c] : classes_)
-      if (def_.drift->keeps_ahead(facts_of(view, c.latest), job) && (!best || keys_[c.latest] > keys_[best->latest])) best = &c;
+      if (drift_->keeps_ahead(facts_of(view, c.latest), job) && (!best || keys_[c.latest] > keys_[best->latest])) best = &c;
     return best ? *best : classes_[Key{static_cast<double>(chains_++), 0}];
   }
 
@@ -275,12 +306,24 @@ class KeyPriority final : public PriorityPolicy {
 
   JobFacts facts_of(const sim::View& view, JobIndex j) const {
     const sim::JobView job = view.job(j);
-    return {static_cast<double>(job.submit()), static_cast<double>(job.estimate()), static_cast<double>(job.gpus()),
-            static_cast<double>(view.now() - job.submit()), static_cast<double>(view.cluster_spec().total_gpus())};
+    const auto submit = static_cast<double>(job.submit());
+    const Seconds recorded = job.recorded_wait();
+    return {submit, static_cast<double>(job.estimate()), static_cast<double>(job.gpus()),
+            options_.published_keys ? -1 - submit : static_cast<double>(view.now() - job.submit()),
+            static_cast<double>(view.cluster_spec().total_gpus()),
+            recorded == trace::JobSpec::kUnrecorded ? std::nan("") : static_cast<double>(recorded)};
   }
   Key key_of(const sim::View& view, JobIndex j) const {
-    Key key = def_.key(facts_of(view, j), options_);
+    Key key;
+    try {
+      key = key_(facts_of(view, j), options_);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: job {} (trace line {}): {}", def_.name, view.job(j).id(), view.job(j).source_line(), e.what()));
+    }
     if (options_.ties_by_arrival) key.second = 0;  // the job index (arrival) decides ties
+    // 0 / 0 (a job without GPUs under the published keys, which raise there) would break the order: last.
+    for (double* part : {&key.first, &key.second})
+      if (std::isnan(*part)) *part = std::numeric_limits<double>::infinity();
     return key;
   }
   // Order by keys_ (static keys, or time-dependent ranks), then arrival (job index).
@@ -295,6 +338,8 @@ class KeyPriority final : public PriorityPolicy {
 
   const PriorityKeyDef& def_;
   PriorityOptions options_;
+  const Drift* drift_;  // def_'s, unless published keys (none depends on the time)
+  Key (*key_)(const JobFacts& job, const PriorityOptions& options);
   std::vector<Key> keys_;  // by job index: the key (time-dependent keys: {rank, 0})
   // Keys that do not depend on time.
   std::vector<JobIndex> sorted_;  // serving order from head_; may hold jobs that already started

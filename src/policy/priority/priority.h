@@ -34,6 +34,10 @@ struct PriorityOptions {
   bool ties_by_arrival = false;
   // The published RLTune's baseline loop: one head at a time, waited for until it fits (make_head_picker).
   bool serves_heads = false;
+  // The published RLTune's keys (B4, B5): a queued job's wait is read as -1 - s (its scheduled_time is
+  // still -1), so no key depends on the time; multifactor is its two-factor form over the trace's
+  // recorded wait; f2-f4 take log10 of the submit time unguarded.
+  bool published_keys = false;
 };
 
 class PriorityPolicy {
@@ -62,8 +66,9 @@ struct JobFacts {
   double submit;    // s
   double estimate;  // r, the runtime estimate
   double gpus;      // n
-  double wait;      // w = now - submit
+  double wait;      // w = now - submit (published keys: -1 - submit)
   double cluster_gpus;
+  double recorded_wait;  // the trace's (JobSpec::recorded_wait); NaN when it has none
 };
 
 // How a key that changes with time keeps order while jobs wait: the queue is split into classes whose
