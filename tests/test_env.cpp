@@ -37,6 +37,29 @@ TEST(Env, FollowingTheBaselineOrderGivesTheBaselineSchedule) {
   }
 }
 
+// Under --semantics reference both sides step as the published code: the agent's pick is waited for
+// (the baseline's head too), one event at a time, and a pick that can never run is dropped once nothing
+// runs. Following the baseline's order then gives its schedule for any baseline, drops included.
+TEST(Env, UnderTheReferenceFollowingAnyBaselineGivesItsSchedule) {
+  Workload s;
+  for (std::size_t i = 120; i < 400; i += 37) s.trace.jobs[i].gpus = 64;  // more than any VC has
+  int drops = 0;
+  for (const char* baseline : {"fcfs", "sjf", "f1", "wfp", "uni"}) {
+    EnvOptions o;
+    o.baseline = baseline;
+    o.profile.semantics = "reference";
+    policy::apply_semantics(o.profile);
+    Env env(s.cluster, s.trace.jobs, o);
+    const double reward = episode(env, 100, first_legal);
+    EXPECT_EQ(reward, 0.0) << baseline;
+    EXPECT_EQ(env.agent_score(), env.baseline_score()) << baseline;
+    EXPECT_GT(env.baseline_score(), 1.0) << baseline;
+    for (JobIndex j = 0; j < static_cast<JobIndex>(env.engine().job_count()); ++j)
+      drops += env.engine().job(j).reason.find("dropped at") != std::string::npos;
+  }
+  EXPECT_GE(drops, 5 * 5);  // each window holds the 7 jobs that cannot run; most are dropped by its end
+}
+
 TEST(Env, PoolBlockingMasksBlockedPoolsAndReproducesFcfsWithPoolBlocking) {
   const Workload s;
   EnvOptions o;

@@ -342,22 +342,39 @@ TEST(ReferenceSemantics, PublishedKeys) {
   EXPECT_NE(outcome.run.jobs[1].reason.find("dropped at t=1000"), std::string::npos) << outcome.run.jobs[1].reason;
 }
 
-// The learned policy does not step as the published environment yet: it refuses the semantics.
-TEST(ReferenceSemantics, LearnedPoliciesRefuseIt) {
+// A learned policy steps as the published environment does (tests/test_env.cpp), except where that
+// environment has nothing to match: reconsidered picks, a skip action, its agent's own backfilling.
+TEST(ReferenceSemantics, LearnedPoliciesRefuseWhatThePublishedStepLacks) {
   rl::register_rl_policy();
   policy::PriorityOptions options;
   options.serves_heads = true;
+  rl::PolicyFile reconsidering;
+  reconsidering.commit = false;
   try {
-    rl::make_rl_picker(rl::PolicyFile{}, options, std::nullopt);
-    ADD_FAILURE() << "rl under --semantics reference was accepted";
+    rl::make_rl_picker(reconsidering, options, std::nullopt);
+    ADD_FAILURE() << "a model trained with --reconsider was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--semantics reference"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--semantics reference refuses --reconsider"), std::string::npos) << e.what();
   }
+  rl::PolicyFile committing;
+  committing.baseline = "fcfs";
+  EXPECT_NO_THROW(rl::make_rl_picker(committing, options, std::nullopt));
   const testing::GeneratedWorkload w("helios", 300, 1.0, 1);
   rl::EnvOptions o;
   o.profile.semantics = "reference";
+  o.profile.backfill = true;
   policy::apply_semantics(o.profile);
+  try {
+    rl::Env(w.cluster, w.trace.jobs, o);
+    ADD_FAILURE() << "training under the reference with backfilling was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("refuses --backfill"), std::string::npos) << e.what();
+  }
+  o.profile.backfill = false;
+  o.skip = true;
   EXPECT_THROW(rl::Env(w.cluster, w.trace.jobs, o), InputError);
+  o.skip = false;
+  EXPECT_NO_THROW(rl::Env(w.cluster, w.trace.jobs, o));
 }
 
 }  // namespace

@@ -224,6 +224,12 @@ TEST(PolicyFile, RegimeFromTheRunConfigAndAWarningWhenRunUnderOtherRules) {
   EXPECT_EQ(regime_differences(*model.regime, {}),
             (std::vector<std::string>{"global blocking (trained: pool)", "no backfill (trained: backfill)",
                                       "oracle runtimes (trained: predicted:history)"}));
+  Regime published = *model.regime;
+  published.reference = true;  // a config that records "semantics": "reference"
+  config["semantics"] = "reference";
+  EXPECT_TRUE(parse_regime(config)->reference);
+  config.erase("semantics");
+  EXPECT_EQ(regime_differences(published, *model.regime), std::vector<std::string>{"rltune's semantics (trained under --semantics reference)"});
   EXPECT_FALSE(parse_regime({{"command", "simulate"}, {"blocking", "pool"}}));  // not a training run's config
   write_file(dir.path + "/config.json", R"({"command": "train", "blocking": "sideways"})");
   EXPECT_THROW(load_policy(dir.path), InputError);
@@ -290,6 +296,7 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     bool skip = false;
     bool commit = true;
     Arch arch = Arch::mlp;  // attention: blocked jobs stay in attention in both, so they rank alike
+    bool reference = false;  // --semantics reference: the published step on both sides
   };
   using enum policy::Blocking;
   for (const Case c : {Case{FeatureSet::paper, global, false, "greedy"}, Case{FeatureSet::extended, global, false, "greedy"},
@@ -300,9 +307,11 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
                        Case{FeatureSet::extended, pool, true, "milp", true}, Case{FeatureSet::ranked, pool, false, "greedy"},
                        Case{FeatureSet::paper, global, false, "greedy", false, false}, Case{FeatureSet::ranked, pool, true, "milp", true, false},
                        Case{FeatureSet::paper, pool, true, "greedy", false, true, Arch::attention},
-                       Case{FeatureSet::extended, pool, false, "milp", true, true, Arch::attention}}) {
-    SCOPED_TRACE(fmt::format("{} {} backfill={} {} skip={} commit={} {}", to_string(c.features), policy::to_string(c.blocking),
-                             c.backfill, c.placement, c.skip, c.commit, to_string(c.arch)));
+                       Case{FeatureSet::extended, pool, false, "milp", true, true, Arch::attention},
+                       Case{FeatureSet::paper, global, false, "greedy", false, true, Arch::mlp, true},
+                       Case{FeatureSet::extended, global, false, "greedy", false, true, Arch::attention, true}}) {
+    SCOPED_TRACE(fmt::format("{} {} backfill={} {} skip={} commit={} {} reference={}", to_string(c.features),
+                             policy::to_string(c.blocking), c.backfill, c.placement, c.skip, c.commit, to_string(c.arch), c.reference));
     EnvOptions o;
     o.observation.features = c.features;
     o.profile.blocking = c.blocking;
@@ -311,6 +320,10 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
     o.profile.milp.time_limit_ms = 1e6;  // only the node limit stops a solve: the same result every run
     o.skip = c.skip;
     o.commit = c.commit;
+    if (c.reference) {
+      o.profile.semantics = "reference";
+      policy::apply_semantics(o.profile);
+    }
     Env env(s.cluster, s.trace.jobs, o);
     PolicyNet net = random_net(c.arch, feature_count(c.features), 17);
     if (c.skip) {  // a skip logit in the middle of the first decision's logits: sometimes the best action

@@ -78,8 +78,9 @@ int run_train(TrainArgs& a) {
                              last.mean_return, a.score, last.rl_score, last.baseline_score, last.validation_return);
   }
   std::cout << fmt::format("wrote model.pt, best.pt, policy.json, best.json, progress.csv and config.json under {}\n", o.out);
-  std::cout << fmt::format("next: rltune evaluate --model {} --cluster {} ...   or   rltune simulate --policy rl:{}\n", o.out,
-                           a.cluster, o.out);
+  const std::string semantics = o.env.profile.semantics == "rltune" ? "" : fmt::format(" --semantics {}", o.env.profile.semantics);
+  std::cout << fmt::format("next: rltune evaluate --model {} --cluster {}{} ...   or   rltune simulate --policy rl:{}{}\n", o.out,
+                           a.cluster, semantics, o.out, semantics);
   return 0;
 }
 

@@ -10,6 +10,17 @@
 
 namespace rltune::rl {
 
+std::string reference_conflict(const AgentOptions& options, bool backfill) {
+  if (!options.published) return "";
+  const char* what = !options.commit ? "--reconsider: the published environment commits to every pick"
+                     : options.skip  ? "--skip: the published environment cannot wait (its skip action is unreachable, B8)"
+                     : backfill      ? "--backfill: the published environments backfill for the agent otherwise than for "
+                                       "their baselines (the Helios one takes jobs of every VC), which rltune does not "
+                                       "reproduce yet"
+                                     : nullptr;
+  return what ? fmt::format("a learned policy under --semantics reference refuses {}", what) : "";
+}
+
 AgentPicker::AgentPicker(std::unique_ptr<policy::PriorityPolicy> baseline, AgentOptions options)
     : baseline_(std::move(baseline)), options_(options) {}
 
@@ -97,6 +108,16 @@ bool AgentPicker::await_pick(policy::DecisionPass& pass) {
   const sim::View view = pass.view();
   for (;;) {
     if (view.queue().empty()) return false;
+    if (options_.published && committed(view)) {  // the published step waits for its pick
+      if (view.job(committed_).can_run()) {
+        if (offer(pass, committed_) != policy::Outcome::started) return false;
+      } else {
+        if (!view.running().empty()) return false;
+        pass.drop(committed_);
+        pass.begin_again();
+      }
+      continue;
+    }
     if (observed_ != pass.generation()) {
       // A new pass: observe, then the committed job goes first (if it does not fit, it blocks).
       if (ranked_outside_ != state_of(view)) observe_queue(view);
@@ -106,7 +127,8 @@ bool AgentPicker::await_pick(policy::DecisionPass& pass) {
     }
     bool open = false;
     for (int s = 0; s < observation_.visible; ++s) {
-      const bool ok = pass.may_offer(observation_.jobs[static_cast<std::size_t>(s)]);
+      // The published step may pick any visible job (one that can never run, too: it is then dropped).
+      const bool ok = options_.published || pass.may_offer(observation_.jobs[static_cast<std::size_t>(s)]);
       observation_.mask[static_cast<std::size_t>(s)] = ok;
       open = open || ok;
     }

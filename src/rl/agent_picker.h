@@ -11,6 +11,8 @@
 // - commit (the reference, SPEC 3.4): a pick that cannot start yet is a commitment, offered first in
 //   every later pass until it starts. Without it (--reconsider) the pick only blocks for this pass; an
 //   agent that follows its baseline's order then reproduces the baseline exactly.
+// - published (--semantics reference): the commitment as the published step keeps it; a committed job
+//   that can never run is waited for until nothing runs, then dropped.
 // - skip (--skip): while something is still to happen, the agent may wait (kSkip): nothing more starts
 //   until the next event or kSkipTime later. The jobs beyond the slots are not served while it may.
 // Look-ahead placements (milp) see the jobs after the one placed in the order the agent would offer
@@ -22,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "policy/decision_pass.h"
@@ -30,16 +33,19 @@
 
 namespace rltune::rl {
 
-// Why a learned policy refuses --semantics reference (PriorityOptions::serves_heads).
-inline constexpr const char* kNotUnderReference =
-    "--semantics reference reproduces the published baseline loop of the heuristic priorities; a learned policy "
-    "does not step as the published environment does yet (one event at a time, arrivals admitted lazily)";
-
 struct AgentOptions {
   ObservationOptions observation;
   bool skip = false;
   bool commit = true;
+  // The published environment's step (SPEC 3.4; --semantics reference, PriorityOptions::serves_heads):
+  // a pick is waited for until it fits, and one that can never run until nothing runs, then dropped.
+  bool published = false;
 };
+// Why a learned policy cannot run with `options` (and backfilling on or off) under --semantics
+// reference, or "" when it can: the published environment commits to every pick, cannot wait, and its
+// backfilling differs from its baseline's (its Helios version takes jobs of every VC), which rltune does
+// not reproduce yet.
+std::string reference_conflict(const AgentOptions& options, bool backfill);
 
 class AgentPicker {
  public:

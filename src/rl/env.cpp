@@ -40,12 +40,17 @@ double score(const sim::Engine& e, Score s, std::size_t first_scored) {
 
 namespace {
 
+AgentOptions agent_options(const EnvOptions& o) {
+  return {o.observation, o.skip, o.commit, o.profile.priority_options.serves_heads};
+}
+
 const EnvOptions& checked(const EnvOptions& o, std::size_t jobs) {
   if (o.window_len < 1 || static_cast<std::size_t>(o.window_len) > jobs)
     throw InputError(fmt::format("--window-len {} must be between 1 and the trace's {} jobs", o.window_len, jobs));
   if (!(o.train_split > 0 && o.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
   if (o.warmup < 0) throw InputError(fmt::format("--warmup {} must be at least 0", o.warmup));
-  if (o.profile.priority_options.serves_heads) throw InputError(std::string("training: ") + kNotUnderReference);
+  const std::string conflict = reference_conflict(agent_options(o), o.profile.backfill);
+  if (!conflict.empty()) throw InputError(conflict);
   return o;
 }
 
@@ -56,8 +61,7 @@ Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jo
       jobs_(jobs),
       options_(checked(options, jobs.size())),
       pass_(options_.profile.blocking, options_.profile.backfill, policy::make_placement(options_.profile)),
-      agent_(policy::make_priority(options_.baseline, options_.profile.priority_options),
-             {options_.observation, options_.skip, options_.commit}),
+      agent_(policy::make_priority(options_.baseline, options_.profile.priority_options), agent_options(options_)),
       warmup_(options_.warmup > 0 ? policy::make_profile(policy::warmup_profile(options_.profile)) : nullptr) {}
 
 void Env::set_ranker(Ranker ranker) {
@@ -88,6 +92,7 @@ const Observation& Env::reset_at(std::size_t start) {
   }
   baseline_score_ = score(reference, options_.score, warm_jobs_);
   engine_ = std::make_unique<sim::Engine>(cluster_, window.jobs, options_.engine);
+  if (options_.profile.priority_options.serves_heads) engine_->follow_published_loop();  // as the baseline's run()
   if (warm_jobs_ > 0) warmup_->begin_run(*engine_);
   agent_.begin_run();
   pass_.begin(*engine_);

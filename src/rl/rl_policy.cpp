@@ -12,11 +12,19 @@
 #include "core/log.h"
 #include "policy/registry.h"
 #include "rl/agent_picker.h"
-#include "rl/agent_picker.h"
 
 namespace rltune::rl {
 
 namespace {
+
+AgentOptions agent_options(const PolicyFile& model, const policy::PriorityOptions& options) {
+  return {model.observation, model.net.skip, model.commit, options.serves_heads};
+}
+
+void refuse_conflict(const PolicyFile& model, const policy::PriorityOptions& options, bool backfill) {
+  const std::string conflict = reference_conflict(agent_options(model, options), backfill);
+  if (!conflict.empty()) throw InputError(fmt::format("model {}: {}", model.path, conflict));
+}
 
 // A trained model as the agent of the agent-driven picker: at each pick it takes the legal action with
 // the highest logit (the lowest index on ties, as training's argmax). Sampled, the logits get Gumbel
@@ -26,7 +34,8 @@ class ModelPicker final : public policy::Picker {
  public:
   ModelPicker(PolicyFile model, const policy::PriorityOptions& options, std::optional<std::uint64_t> sample_seed)
       : model_(std::move(model)),
-        agent_(policy::make_priority(model_.baseline, options), {model_.observation, model_.net.skip, model_.commit}),
+        options_(options),
+        agent_(policy::make_priority(model_.baseline, options), agent_options(model_, options)),
         sample_seed_(sample_seed),
         rng_(sample_seed.value_or(0)) {
     agent_.set_ranker([this](const Observation& obs, std::span<float> out) { rank(obs, out); });
@@ -35,7 +44,9 @@ class ModelPicker final : public policy::Picker {
   ModelPicker& operator=(const ModelPicker&) = delete;
 
   void begin_run(const policy::DecisionPass& pass, const sim::Engine& engine) override {
-    if (model_.regime) warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime});
+    refuse_conflict(model_, options_, pass.backfill());
+    if (model_.regime)
+      warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime, options_.serves_heads});
     agent_.begin_run();
     rng_ = Rng(sample_seed_.value_or(0));
   }
@@ -81,6 +92,7 @@ class ModelPicker final : public policy::Picker {
   }
 
   PolicyFile model_;
+  policy::PriorityOptions options_;
   AgentPicker agent_;
   std::optional<std::uint64_t> sample_seed_;
   Rng rng_;
@@ -90,13 +102,19 @@ class ModelPicker final : public policy::Picker {
 
 std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
                                                std::optional<std::uint64_t> sample_seed) {
-  // Every route to a model (--policy rl:DIR, evaluate, experiments) comes through here.
-  if (options.serves_heads) throw InputError(kNotUnderReference);
+  // Every route to a model (--policy rl:DIR, evaluate, experiments) comes through here: what the model
+  // cannot run under is refused before any run (backfilling, which the picker learns with its pass, then).
+  refuse_conflict(model, options, false);
   return std::make_unique<ModelPicker>(model, options, sample_seed);
+}
+
+void check_runnable(const PolicyFile& model, const policy::ProfileOptions& profile) {
+  refuse_conflict(model, profile.priority_options, profile.backfill);
 }
 
 std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
                                                           std::optional<std::uint64_t> sample_seed) {
+  check_runnable(model, options);
   return std::make_unique<policy::ProfileScheduler>(options, make_rl_picker(model, options.priority_options, sample_seed),
                                                     policy::make_placement(options));
 }

@@ -64,6 +64,7 @@ struct Regime {
   policy::Blocking blocking = policy::Blocking::global;
   bool backfill = false;
   sim::RuntimeKnowledge runtime = sim::RuntimeKnowledge::oracle;
+  bool reference = false;  // the published environment's step (--semantics reference)
 };
 // The regime in a training run's config.json; nullopt when it does not say (not a training config).
 std::optional<Regime> parse_regime(const nlohmann::json& config);
