@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "env_helpers.h"
 #include "helpers.h"
 #include "policy/registry.h"
 #include "rl/env.h"
@@ -125,6 +126,7 @@ struct PublishedModel {
   std::vector<int> pool_gpus;  // pool p takes the jobs of vc "p"
   bool by_gpus_first = false;  // the key: sjf's (runtime, GPUs), else fcfs's submit time
   bool backfill = false, skips_after_start = false;
+  bool every_pool = false;  // backfill candidates from the whole queue (the published Helios agent's)
 
   std::map<std::string, Seconds> starts;  // job id -> start; dropped jobs are absent
   std::set<std::string> dropped;
@@ -200,7 +202,7 @@ struct PublishedModel {
           while (!fits(h)) {
             std::vector<std::size_t> candidates;
             for (const std::size_t j : queue)
-              if (pool(j) == pool(h)) candidates.push_back(j);
+              if (every_pool || pool(j) == pool(h)) candidates.push_back(j);
             std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
             for (std::size_t i = 0; i < candidates.size(); ++i) {  // a list walked by index, as Python's for
               const std::size_t j = candidates[i];
@@ -227,11 +229,29 @@ struct PublishedModel {
   }
 };
 
-TEST(ReferenceSemantics, FollowsTheModelOfThePublishedLoop) {
-  const auto cluster = testing::cluster_from(R"(pools:
+const char* const kTwoPools = R"(pools:
   - {name: big, nodes: 6, gpus_per_node: 1, accepts: {vc: ["0"]}}
   - {name: small, nodes: 3, gpus_per_node: 1, accepts: {vc: ["1"]}}
-)");
+)";
+
+// 60 jobs for those two pools, often several in one second.
+std::vector<trace::JobSpec> random_jobs(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<trace::JobSpec> jobs;
+  Seconds submit = 0;
+  for (int i = 0; i < 60; ++i) {
+    submit += static_cast<Seconds>(rng() % 4) * 30;
+    const int vc = static_cast<int>(rng() % 2);
+    // Mostly 1 GPU or most of the pool (backfilling has room to work); a few can never run.
+    const int most = vc == 0 ? 4 + static_cast<int>(rng() % 4) : 2 + static_cast<int>(rng() % 3);
+    const int gpus = rng() % 17 == 0 ? 0 : rng() % 2 ? 1 : most;
+    jobs.push_back(testing::job(fmt::format("j{}", i), submit, 10 + static_cast<Seconds>(rng() % 12) * 20, gpus, std::to_string(vc)));
+  }
+  return jobs;
+}
+
+TEST(ReferenceSemantics, FollowsTheModelOfThePublishedLoop) {
+  const auto cluster = testing::cluster_from(kTwoPools);
   int drops = 0, backfilled = 0, skips_mattered = 0;
   for (const bool backfill : {false, true})
     for (const bool skips : {false, true})
@@ -239,18 +259,9 @@ TEST(ReferenceSemantics, FollowsTheModelOfThePublishedLoop) {
         for (std::uint64_t seed = 1; seed <= 12; ++seed) {
           if (skips && !backfill) continue;
           SCOPED_TRACE(fmt::format("backfill {} skips {} sjf {} seed {}", backfill, skips, sjf, seed));
-          std::mt19937_64 rng(seed);
           PublishedModel model;
           model.pool_gpus = {6, 3};
-          Seconds submit = 0;
-          for (int i = 0; i < 60; ++i) {
-            submit += static_cast<Seconds>(rng() % 4) * 30;  // often several jobs in one second
-            const int vc = static_cast<int>(rng() % 2);
-            // Mostly 1 GPU or most of the pool (backfilling has room to work); a few can never run.
-            const int most = vc == 0 ? 4 + static_cast<int>(rng() % 4) : 2 + static_cast<int>(rng() % 3);
-            const int gpus = rng() % 17 == 0 ? 0 : rng() % 2 ? 1 : most;
-            model.jobs.push_back(testing::job(fmt::format("j{}", i), submit, 10 + static_cast<Seconds>(rng() % 12) * 20, gpus, std::to_string(vc)));
-          }
+          model.jobs = random_jobs(seed);
           model.by_gpus_first = sjf;
           model.backfill = backfill;
           model.skips_after_start = skips;
@@ -342,8 +353,50 @@ TEST(ReferenceSemantics, PublishedKeys) {
   EXPECT_NE(outcome.run.jobs[1].reason.find("dropped at t=1000"), std::string::npos) << outcome.run.jobs[1].reason;
 }
 
+// The agent's step against the same model: its pick waited for, one event at a time, with the
+// environment's backfilling (from the whole queue where the cluster says so), jobs that can never run
+// dropped. An agent that takes the FCFS order's first job is the model's FCFS head.
+TEST(ReferenceSemantics, TheAgentFollowsTheModelOfThePublishedStep) {
+  policy::register_builtins();
+  const auto cluster = testing::cluster_from(kTwoPools);
+  int differ = 0;  // windows where taking every pool's jobs changes the schedule
+  for (const bool every_pool : {false, true})
+    for (const bool skips : {false, true})
+      for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        SCOPED_TRACE(fmt::format("every pool {} skips {} seed {}", every_pool, skips, seed));
+        PublishedModel model;
+        model.pool_gpus = {6, 3};
+        model.jobs = random_jobs(seed);
+        model.backfill = true;
+        model.skips_after_start = skips;
+        model.every_pool = every_pool;
+        PublishedModel own_pool = model;
+        model.run();
+        own_pool.every_pool = false;
+        own_pool.run();
+        differ += every_pool && own_pool.starts != model.starts;
+
+        cluster::ClusterSpec spec = cluster;
+        spec.reference_backfill_skips_after_start = skips;
+        spec.reference_agent_backfills_every_pool = every_pool;
+        rl::EnvOptions o;
+        o.window_len = static_cast<int>(model.jobs.size());
+        o.profile.semantics = "reference";
+        o.profile.backfill = true;
+        policy::apply_semantics(o.profile);
+        rl::Env env(spec, model.jobs, o);
+        testing::episode(env, 0, testing::first_legal);
+        for (JobIndex j = 0; j < static_cast<JobIndex>(model.jobs.size()); ++j) {
+          const std::string& id = model.jobs[static_cast<std::size_t>(j)].id;
+          if (model.dropped.count(id)) EXPECT_EQ(env.engine().job(j).state, sim::JobState::rejected) << id;
+          else EXPECT_EQ(env.engine().job(j).start, model.starts.at(id)) << id;
+        }
+      }
+  EXPECT_GT(differ, 0) << "backfilling from every pool never mattered";
+}
+
 // A learned policy steps as the published environment does (tests/test_env.cpp), except where that
-// environment has nothing to match: reconsidered picks, a skip action, its agent's own backfilling.
+// environment has nothing to match: reconsidered picks, a skip action.
 TEST(ReferenceSemantics, LearnedPoliciesRefuseWhatThePublishedStepLacks) {
   rl::register_rl_policy();
   policy::PriorityOptions options;
@@ -362,17 +415,14 @@ TEST(ReferenceSemantics, LearnedPoliciesRefuseWhatThePublishedStepLacks) {
   const testing::GeneratedWorkload w("helios", 300, 1.0, 1);
   rl::EnvOptions o;
   o.profile.semantics = "reference";
-  o.profile.backfill = true;
   policy::apply_semantics(o.profile);
+  o.skip = true;
   try {
     rl::Env(w.cluster, w.trace.jobs, o);
-    ADD_FAILURE() << "training under the reference with backfilling was accepted";
+    ADD_FAILURE() << "training under the reference with a skip action was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("refuses --backfill"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("refuses --skip"), std::string::npos) << e.what();
   }
-  o.profile.backfill = false;
-  o.skip = true;
-  EXPECT_THROW(rl::Env(w.cluster, w.trace.jobs, o), InputError);
   o.skip = false;
   EXPECT_NO_THROW(rl::Env(w.cluster, w.trace.jobs, o));
 }

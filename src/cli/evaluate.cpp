@@ -54,7 +54,7 @@ int run_evaluate(const EvaluateArgs& a) {
   policy::ProfileOptions rl_profile = a.profile.profile("fcfs");
   rl_profile.priority = (a.sample ? "rl-sampled:" : "rl:") + a.model;
   rl_profile.priority_options.seed = a.trace.sample_seed;
-  rl::check_runnable(model, rl_profile);  // before the baselines run
+  rl::make_rl_picker(model, rl_profile.priority_options);  // refuses what the model cannot run under, before the baselines run
   workload.policies.push_back({"rl", rl_profile, engine_options, ""});
 
   experiment::LoadedWorkload loaded{cluster::load_cluster(a.cluster), {}, {}, 0};

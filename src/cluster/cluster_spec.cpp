@@ -191,10 +191,12 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
     spec.pools.push_back(std::move(pool));
   }
   if (const YAML::Node reference = root["reference"]) {
-    ctx.only_keys(reference, "reference", {"backfill_skips_after_start"});
-    if (const YAML::Node skips = reference["backfill_skips_after_start"])
-      if (!skips.IsScalar() || !YAML::convert<bool>::decode(skips, spec.reference_backfill_skips_after_start))
-        ctx.fail(skips, "reference.backfill_skips_after_start", "must be true or false");
+    ctx.only_keys(reference, "reference", {"backfill_skips_after_start", "agent_backfills_every_pool"});
+    for (const auto& [key, value] : {std::pair{"backfill_skips_after_start", &spec.reference_backfill_skips_after_start},
+                                     std::pair{"agent_backfills_every_pool", &spec.reference_agent_backfills_every_pool}})
+      if (const YAML::Node flag = reference[key])
+        if (!flag.IsScalar() || !YAML::convert<bool>::decode(flag, *value))
+          ctx.fail(flag, std::string("reference.") + key, "must be true or false");
   }
   return spec;
 }

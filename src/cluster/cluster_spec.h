@@ -37,6 +37,9 @@ struct ClusterSpec {
   // read only under --semantics reference. Its Helios environment removes each job it backfills from the
   // list it is walking, so the candidate after it is never tried (B11).
   bool reference_backfill_skips_after_start = false;
+  // Its Helios environment backfills, while the agent's pick waits, from the whole queue (every VC),
+  // where its baseline takes only the waiting job's VC (B11).
+  bool reference_agent_backfills_every_pool = false;
 
   int total_gpus() const;
   int total_nodes() const;

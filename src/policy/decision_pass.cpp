@@ -210,6 +210,38 @@ void DecisionPass::block(JobIndex j) {
   }
 }
 
+void PublishedBackfill::round(DecisionPass& pass, JobIndex head, std::span<const JobIndex> order, bool for_agent) {
+  const sim::View view = pass.view();
+  const cluster::ClusterSpec& cluster = view.cluster_spec();
+  const auto& pools = view.job(head).eligible();
+  const bool every_pool = for_agent && cluster.reference_agent_backfills_every_pool;
+  const auto may_backfill = [&](JobIndex j) {
+    const auto& theirs = view.job(j).eligible();
+    return every_pool || std::any_of(theirs.begin(), theirs.end(), [&](PoolId p) { return std::find(pools.begin(), pools.end(), p) != pools.end(); });
+  };
+  if (candidates_.empty()) {  // the head waits for the first time
+    shadow_ = kForever;
+    for (const PoolId p : pools) shadow_ = std::min(shadow_, shadow_time(view, head, p, pass.placement(), true));
+    for (const JobIndex j : order)
+      if (view.job(j).queued() && may_backfill(j)) candidates_.push_back(j);
+    std::stable_sort(candidates_.begin(), candidates_.end(), [&](JobIndex a, JobIndex b) { return view.job(a).submit() < view.job(b).submit(); });
+    last_seen_ = -1;
+    sim::arrived_since(view.queue(), last_seen_);  // those are in already
+  } else {
+    for (const JobIndex j : sim::arrived_since(view.queue(), last_seen_))  // later arrivals go last, as appended
+      if (may_backfill(j)) candidates_.push_back(j);
+  }
+  bool skip = false;
+  for (const JobIndex j : candidates_) {
+    if (!view.job(j).queued()) continue;
+    if (skip) {  // the published Helios loops never try the job after one they started
+      skip = false;
+      continue;
+    }
+    if (view.now() + view.job(j).estimate() < shadow_ && pass.try_start(j)) skip = cluster.reference_backfill_skips_after_start;
+  }
+}
+
 namespace {
 
 // The heuristics' picker: one walk over the priority order per decision point.
@@ -324,14 +356,13 @@ class HeadPicker final : public Picker {
  public:
   explicit HeadPicker(std::unique_ptr<PriorityPolicy> priority) : priority_(std::move(priority)) {}
 
-  void begin_run(const DecisionPass&, const sim::Engine& engine) override {
+  void begin_run(const DecisionPass&, const sim::Engine&) override {
     priority_->reset();
     admitted_.clear();
     started_ = 0;
     head_ = -1;
     last_seen_ = -1;
-    candidates_.clear();
-    skips_after_start_ = engine.cluster_spec().reference_backfill_skips_after_start;
+    backfill_.forget();
   }
   std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view, admitted_); }
 
@@ -339,17 +370,14 @@ class HeadPicker final : public Picker {
     const sim::View view = pass.view();
     const std::span<const JobIndex> arrived = sim::arrived_since(view.queue(), last_seen_);
     std::size_t next_arrival = 0;
-    if (head_ >= 0) {  // it waited: every arrival since joined the queue (and may backfill)
+    if (head_ >= 0) {  // it waited: every arrival since joined the queue
       admitted_.insert(admitted_.end(), arrived.begin(), arrived.end());
       next_arrival = arrived.size();
-      if (!candidates_.empty())
-        for (const JobIndex j : arrived)
-          if (shares_a_pool(view, j)) candidates_.push_back(j);
     }
     for (;;) {
       if (head_ < 0 || !view.job(head_).queued()) {
         head_ = best(view);
-        candidates_.clear();
+        backfill_.forget();
       }
       if (head_ < 0) {
         if (next_arrival == arrived.size()) return;
@@ -358,7 +386,7 @@ class HeadPicker final : public Picker {
       }
       if (pass.offer(head_, {}) != Outcome::started) {
         if (view.job(head_).can_run()) {
-          if (pass.backfill()) backfill(pass, view);
+          if (pass.backfill()) backfill_.round(pass, head_, priority_->order(view, admitted_), false);
           break;
         }
         // A head that can never run is waited for until nothing runs, then dropped (B9); the published
@@ -382,47 +410,12 @@ class HeadPicker final : public Picker {
     return -1;
   }
 
-  bool shares_a_pool(const sim::View& view, JobIndex j) const {
-    const auto& mine = view.job(head_).eligible();
-    const auto& theirs = view.job(j).eligible();
-    return std::any_of(theirs.begin(), theirs.end(), [&](PoolId p) { return std::find(mine.begin(), mine.end(), p) != mine.end(); });
-  }
-
-  // The published backfilling (SPEC 3.7) while the head waits: every queued job that shares a pool with
-  // the head, in order of submission, starts if it fits now and would end before the head's shadow time
-  // (strictly), which is computed once, when the head first waits. Jobs submitted together keep the
-  // order of the queue as the head was chosen (the published list is sorted in place), the head among
-  // them. Whether the started jobs delay the head on its nodes is not checked, as in the published code.
-  void backfill(DecisionPass& pass, const sim::View& view) {
-    if (candidates_.empty()) {
-      shadow_ = kForever;
-      for (const PoolId p : view.job(head_).eligible())
-        shadow_ = std::min(shadow_, shadow_time(view, head_, p, pass.placement(), true));
-      for (const JobIndex j : priority_->order(view, admitted_))
-        if (view.job(j).queued() && shares_a_pool(view, j)) candidates_.push_back(j);
-      std::stable_sort(candidates_.begin(), candidates_.end(), [&](JobIndex a, JobIndex b) { return view.job(a).submit() < view.job(b).submit(); });
-    }
-    bool skip = false;
-    for (const JobIndex j : candidates_) {
-      if (!view.job(j).queued()) continue;
-      if (skip) {  // the published Helios loop never tries the job after one it started
-        skip = false;
-        continue;
-      }
-      if (view.now() + view.job(j).estimate() < shadow_ && pass.try_start(j)) skip = skips_after_start_;
-    }
-  }
-
   std::unique_ptr<PriorityPolicy> priority_;
   std::vector<JobIndex> admitted_;  // in arrival order; may hold jobs that left the queue
   std::size_t started_ = 0;         // of those, left since the list was last compacted
   JobIndex head_ = -1;              // the job waited for
   JobIndex last_seen_ = -1;         // highest job index of the engine's queue already seen
-  // Backfilling while head_ waits: its shadow time and the jobs that may backfill, in the published order
-  // (some may have left the queue); empty until the head first waits.
-  Seconds shadow_ = kForever;
-  std::vector<JobIndex> candidates_;
-  bool skips_after_start_ = false;  // the cluster's reference_backfill_skips_after_start
+  PublishedBackfill backfill_;
 };
 
 }  // namespace

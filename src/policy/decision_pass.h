@@ -133,6 +133,29 @@ class DecisionPass {
   mutable std::vector<PoolId> probe_;  // may_offer's
 };
 
+// The published RLTune's backfilling while a head waits (SPEC 3.7), for the pickers that follow its loop:
+// when the head first waits, its shadow time is computed once (its pools' running jobs released by
+// start + estimate until it fits); then in each round the queued jobs that share a pool with the head
+// (for its Helios agent, every queued job: the cluster's reference_agent_backfills_every_pool), by submit
+// time, start if they fit now and would end strictly before it (wherever they fit: the nodes are not
+// checked). Jobs submitted together keep the order of the queue when the head was chosen, the head among
+// them; later arrivals go last. Where the cluster says so (reference_backfill_skips_after_start), the
+// candidate after each started job is not tried, as the published Helios loops walk a list they remove
+// started jobs from.
+class PublishedBackfill {
+ public:
+  // A new head will wait next.
+  void forget() { candidates_.clear(); }
+  // One round at the pass's time while `head` waits (offered first; it did not start). `order`: the queue
+  // in the order the head was chosen from, read when the head first waits.
+  void round(DecisionPass& pass, JobIndex head, std::span<const JobIndex> order, bool for_agent);
+
+ private:
+  Seconds shadow_ = kForever;
+  std::vector<JobIndex> candidates_;  // may hold jobs that left the queue; empty until the head first waits
+  JobIndex last_seen_ = -1;           // arrivals up to it are candidates already
+};
+
 // Who offers jobs to the pass at a decision point: a priority order for the heuristics, an agent for
 // learned policies.
 class Picker {

@@ -10,13 +10,10 @@
 
 namespace rltune::rl {
 
-std::string reference_conflict(const AgentOptions& options, bool backfill) {
+std::string reference_conflict(const AgentOptions& options) {
   if (!options.published) return "";
   const char* what = !options.commit ? "--reconsider: the published environment commits to every pick"
                      : options.skip  ? "--skip: the published environment cannot wait (its skip action is unreachable, B8)"
-                     : backfill      ? "--backfill: the published environments backfill for the agent otherwise than for "
-                                       "their baselines (the Helios one takes jobs of every VC), which rltune does not "
-                                       "reproduce yet"
                                      : nullptr;
   return what ? fmt::format("a learned policy under --semantics reference refuses {}", what) : "";
 }
@@ -27,6 +24,7 @@ AgentPicker::AgentPicker(std::unique_ptr<policy::PriorityPolicy> baseline, Agent
 void AgentPicker::begin_run() {
   baseline_->reset();
   committed_ = -1;
+  backfill_.forget();
   observed_ = 0;
   ranked_outside_.reset();
   order_current_ = false;
@@ -110,7 +108,10 @@ bool AgentPicker::await_pick(policy::DecisionPass& pass) {
     if (view.queue().empty()) return false;
     if (options_.published && committed(view)) {  // the published step waits for its pick
       if (view.job(committed_).can_run()) {
-        if (offer(pass, committed_) != policy::Outcome::started) return false;
+        if (offer(pass, committed_) != policy::Outcome::started) {
+          if (pass.backfill()) backfill_.round(pass, committed_, baseline_->order(view), true);
+          return false;
+        }
       } else {
         if (!view.running().empty()) return false;
         pass.drop(committed_);
@@ -148,6 +149,7 @@ bool AgentPicker::pick(policy::DecisionPass& pass, int slot) {
   const JobIndex j = observation_.jobs[static_cast<std::size_t>(slot)];
   if (offer(pass, j) != policy::Outcome::started && options_.commit && !committed(pass.view())) {
     committed_ = j;
+    backfill_.forget();
     order_current_ = false;
   }
   return true;

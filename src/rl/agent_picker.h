@@ -11,8 +11,9 @@
 // - commit (the reference, SPEC 3.4): a pick that cannot start yet is a commitment, offered first in
 //   every later pass until it starts. Without it (--reconsider) the pick only blocks for this pass; an
 //   agent that follows its baseline's order then reproduces the baseline exactly.
-// - published (--semantics reference): the commitment as the published step keeps it; a committed job
-//   that can never run is waited for until nothing runs, then dropped.
+// - published (--semantics reference): the commitment as the published step keeps it, with its own
+//   backfilling while the pick waits (policy::PublishedBackfill); a committed job that can never run is
+//   waited for until nothing runs, then dropped.
 // - skip (--skip): while something is still to happen, the agent may wait (kSkip): nothing more starts
 //   until the next event or kSkipTime later. The jobs beyond the slots are not served while it may.
 // Look-ahead placements (milp) see the jobs after the one placed in the order the agent would offer
@@ -41,11 +42,9 @@ struct AgentOptions {
   // a pick is waited for until it fits, and one that can never run until nothing runs, then dropped.
   bool published = false;
 };
-// Why a learned policy cannot run with `options` (and backfilling on or off) under --semantics
-// reference, or "" when it can: the published environment commits to every pick, cannot wait, and its
-// backfilling differs from its baseline's (its Helios version takes jobs of every VC), which rltune does
-// not reproduce yet.
-std::string reference_conflict(const AgentOptions& options, bool backfill);
+// Why a learned policy cannot run with `options` under --semantics reference, or "" when it can: the
+// published environment commits to every pick and cannot wait.
+std::string reference_conflict(const AgentOptions& options);
 
 class AgentPicker {
  public:
@@ -95,6 +94,7 @@ class AgentPicker {
   // put first (a sampled model draws its noise once).
   std::optional<std::array<std::size_t, 3>> ranked_outside_;
   JobIndex committed_ = -1;           // the job the agent chose that has not started yet
+  policy::PublishedBackfill backfill_;  // while it waits, under the published step with backfilling
   std::vector<JobIndex> order_;       // order(), built on demand (look-ahead, the jobs beyond the slots)
   std::size_t unseen_from_ = 0;       // where order_'s jobs beyond the visible slots begin
   bool order_current_ = false;

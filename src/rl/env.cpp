@@ -49,7 +49,7 @@ const EnvOptions& checked(const EnvOptions& o, std::size_t jobs) {
     throw InputError(fmt::format("--window-len {} must be between 1 and the trace's {} jobs", o.window_len, jobs));
   if (!(o.train_split > 0 && o.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
   if (o.warmup < 0) throw InputError(fmt::format("--warmup {} must be at least 0", o.warmup));
-  const std::string conflict = reference_conflict(agent_options(o), o.profile.backfill);
+  const std::string conflict = reference_conflict(agent_options(o));
   if (!conflict.empty()) throw InputError(conflict);
   return o;
 }

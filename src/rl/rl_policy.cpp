@@ -21,8 +21,8 @@ AgentOptions agent_options(const PolicyFile& model, const policy::PriorityOption
   return {model.observation, model.net.skip, model.commit, options.serves_heads};
 }
 
-void refuse_conflict(const PolicyFile& model, const policy::PriorityOptions& options, bool backfill) {
-  const std::string conflict = reference_conflict(agent_options(model, options), backfill);
+void refuse_conflict(const PolicyFile& model, const policy::PriorityOptions& options) {
+  const std::string conflict = reference_conflict(agent_options(model, options));
   if (!conflict.empty()) throw InputError(fmt::format("model {}: {}", model.path, conflict));
 }
 
@@ -44,7 +44,6 @@ class ModelPicker final : public policy::Picker {
   ModelPicker& operator=(const ModelPicker&) = delete;
 
   void begin_run(const policy::DecisionPass& pass, const sim::Engine& engine) override {
-    refuse_conflict(model_, options_, pass.backfill());
     if (model_.regime)
       warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime, options_.serves_heads});
     agent_.begin_run();
@@ -102,19 +101,13 @@ class ModelPicker final : public policy::Picker {
 
 std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
                                                std::optional<std::uint64_t> sample_seed) {
-  // Every route to a model (--policy rl:DIR, evaluate, experiments) comes through here: what the model
-  // cannot run under is refused before any run (backfilling, which the picker learns with its pass, then).
-  refuse_conflict(model, options, false);
+  // Every route to a model (--policy rl:DIR, evaluate, experiments) comes through here.
+  refuse_conflict(model, options);
   return std::make_unique<ModelPicker>(model, options, sample_seed);
-}
-
-void check_runnable(const PolicyFile& model, const policy::ProfileOptions& profile) {
-  refuse_conflict(model, profile.priority_options, profile.backfill);
 }
 
 std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
                                                           std::optional<std::uint64_t> sample_seed) {
-  check_runnable(model, options);
   return std::make_unique<policy::ProfileScheduler>(options, make_rl_picker(model, options.priority_options, sample_seed),
                                                     policy::make_placement(options));
 }

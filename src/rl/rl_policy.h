@@ -18,9 +18,6 @@ namespace rltune::rl {
 // otherwise they are deterministic (argmax).
 std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
                                                std::optional<std::uint64_t> sample_seed = std::nullopt);
-// InputError when `model` cannot run under `profile` (reference_conflict): for callers that know the whole
-// profile before any run (a picker alone learns of backfilling only when its run begins).
-void check_runnable(const PolicyFile& model, const policy::ProfileOptions& profile);
 // A scheduler profile (options' placement, blocking, backfill) whose priority policy is `model`.
 std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
                                                           std::optional<std::uint64_t> sample_seed = std::nullopt);
