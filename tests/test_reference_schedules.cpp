@@ -250,6 +250,15 @@ std::vector<trace::JobSpec> random_jobs(std::uint64_t seed) {
   return jobs;
 }
 
+PublishedModel model_for(std::uint64_t seed, bool backfill, bool skips_after_start) {
+  PublishedModel model;
+  model.pool_gpus = {6, 3};  // kTwoPools
+  model.jobs = random_jobs(seed);
+  model.backfill = backfill;
+  model.skips_after_start = skips_after_start;
+  return model;
+}
+
 TEST(ReferenceSemantics, FollowsTheModelOfThePublishedLoop) {
   const auto cluster = testing::cluster_from(kTwoPools);
   int drops = 0, backfilled = 0, skips_mattered = 0;
@@ -259,12 +268,8 @@ TEST(ReferenceSemantics, FollowsTheModelOfThePublishedLoop) {
         for (std::uint64_t seed = 1; seed <= 12; ++seed) {
           if (skips && !backfill) continue;
           SCOPED_TRACE(fmt::format("backfill {} skips {} sjf {} seed {}", backfill, skips, sjf, seed));
-          PublishedModel model;
-          model.pool_gpus = {6, 3};
-          model.jobs = random_jobs(seed);
+          PublishedModel model = model_for(seed, backfill, skips);
           model.by_gpus_first = sjf;
-          model.backfill = backfill;
-          model.skips_after_start = skips;
           model.run();
           if (skips) {  // the skipped candidates must matter somewhere, or this would test nothing
             PublishedModel plain = model;
@@ -364,11 +369,7 @@ TEST(ReferenceSemantics, TheAgentFollowsTheModelOfThePublishedStep) {
     for (const bool skips : {false, true})
       for (std::uint64_t seed = 1; seed <= 10; ++seed) {
         SCOPED_TRACE(fmt::format("every pool {} skips {} seed {}", every_pool, skips, seed));
-        PublishedModel model;
-        model.pool_gpus = {6, 3};
-        model.jobs = random_jobs(seed);
-        model.backfill = true;
-        model.skips_after_start = skips;
+        PublishedModel model = model_for(seed, true, skips);
         model.every_pool = every_pool;
         PublishedModel own_pool = model;
         model.run();
