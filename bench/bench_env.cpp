@@ -59,7 +59,7 @@ void BM_EnvEpisodeRealistic(benchmark::State& state) {
     return workload::generate(workload::load_model("helios-users"), helios().cluster, {.jobs = 20000, .load = 0.95, .seed = 1});
   }();
   rl::EnvOptions o;
-  o.warmup = 1000;
+  o.window.warmup = 1000;
   o.profile.blocking = policy::Blocking::pool;
   o.profile.backfill = true;
   o.engine.runtime = sim::RuntimeKnowledge::predicted;

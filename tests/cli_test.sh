@@ -210,6 +210,7 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
     --epochs 1 --trajs 4 --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --out "$TMP/full/run"
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 2 ] || fail "progress.csv should have one epoch"
   grep -q '"pi_lr": 0.0003' "$TMP/run/config.json" || fail "config.json lacks the PPO settings"
+  expect 2 "--window-len 5000: must be at most the trace's 3000 jobs" -- train --cluster helios --sample-jobs 3000 --window-len 5000 --epochs 1 --out "$TMP/too-long"
   expect 2 "already holds a training run" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 \
     --trajs 4 --quiet --out "$TMP/run"
   expect 0 "epoch 2" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 2 --trajs 4 \

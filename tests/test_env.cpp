@@ -85,7 +85,7 @@ TEST(Env, WithoutCommitmentFollowingAnyBaselineGivesItsSchedule) {
     for (const policy::Blocking blocking : {policy::Blocking::global, policy::Blocking::pool}) {
       SCOPED_TRACE(std::string(baseline) + " " + policy::to_string(blocking));
       EnvOptions o;
-      o.window_len = 200;
+      o.window.length = 200;
       o.baseline = baseline;
       o.commit = false;
       o.profile.blocking = blocking;
@@ -95,7 +95,7 @@ TEST(Env, WithoutCommitmentFollowingAnyBaselineGivesItsSchedule) {
       EXPECT_EQ(env.agent_score(), env.baseline_score());
     }
   EnvOptions o;
-  o.window_len = 200;
+  o.window.length = 200;
   o.baseline = "sjf";
   Env committed(s.cluster, s.trace.jobs, o);
   EXPECT_NE(episode(committed, 100, first_legal), 0.0);
@@ -109,7 +109,7 @@ TEST(Env, WithBackfillingFollowingTheBaselineGivesTheSimulatorsSchedule) {
     for (const policy::Blocking blocking : {policy::Blocking::global, policy::Blocking::pool}) {
       SCOPED_TRACE(std::string(placement) + " " + policy::to_string(blocking));
       EnvOptions o;
-      o.window_len = 200;
+      o.window.length = 200;
       o.profile.backfill = true;
       o.profile.placement = placement;
       o.profile.blocking = blocking;
@@ -153,7 +153,7 @@ TEST(Env, JobsBeyondTheVisibleSlotsStartWhenNoVisibleJobCan) {
   for (const bool backfill : {false, true}) {
     SCOPED_TRACE(fmt::format("backfill={}", backfill));
     EnvOptions o;
-    o.window_len = static_cast<int>(jobs.size());
+    o.window.length = static_cast<int>(jobs.size());
     o.profile.blocking = policy::Blocking::pool;
     o.profile.backfill = backfill;
     Env env(cluster, jobs, o);
@@ -167,7 +167,7 @@ TEST(Env, JobsBeyondTheVisibleSlotsStartWhenNoVisibleJobCan) {
 TEST(Env, SkipWaitsForTheNextEventOrTenMinutes) {
   const Workload s;
   EnvOptions o;
-  o.window_len = 100;
+  o.window.length = 100;
   Env without(s.cluster, s.trace.jobs, o);
   EXPECT_EQ(without.reset_at(100).mask[kSkip], 0);
   EXPECT_THROW(without.step(kSkip), InvariantError);
@@ -227,7 +227,7 @@ TEST(Env, ShortestFirstBeatsFcfsOnBoundedSlowdown) {
 TEST(Env, SplitsDoNotOverlapAndAreDeterministic) {
   const Workload s;
   EnvOptions o;
-  o.window_len = 64;
+  o.window.length = 64;
   Env env(s.cluster, s.trace.jobs, o);
   Rng a(9), b(9);
   for (int i = 0; i < 50; ++i) {
@@ -244,7 +244,7 @@ TEST(Env, SplitsDoNotOverlapAndAreDeterministic) {
     env.reset(b, Split::validation);
     env.reset(b, Split::test);
   }
-  o.window_len = 400;
+  o.window.length = 400;
   Env too_long(s.cluster, s.trace.jobs, o);
   EXPECT_THROW(too_long.reset(a, Split::test), InputError);  // the test split holds 300 jobs
 }
@@ -252,7 +252,7 @@ TEST(Env, SplitsDoNotOverlapAndAreDeterministic) {
 TEST(Env, MaskedSlotsAreRefused) {
   const Workload s;
   EnvOptions o;
-  o.window_len = 8;
+  o.window.length = 8;
   Env env(s.cluster, s.trace.jobs, o);
   const Observation& obs = env.reset_at(0);
   ASSERT_LT(obs.visible, kSlots);
@@ -267,6 +267,24 @@ TEST(Env, ScoresAndBadNames) {
   EnvOptions o;
   o.baseline = "nope";
   EXPECT_THROW(Env(s.cluster, s.trace.jobs, o), InputError);
+  // Window settings: the same bounds as every other way in (sim::window_settings), named by their keys.
+  const auto error_of = [&](const EnvOptions& bad) {
+    try {
+      Env(s.cluster, s.trace.jobs, bad);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EnvOptions window;
+  window.window.train_split = 1;
+  EXPECT_NE(error_of(window).find("window.train_split 1: must be between"), std::string::npos) << error_of(window);
+  window = {};
+  window.window.warmup = -1;
+  EXPECT_NE(error_of(window).find("window.warmup -1"), std::string::npos) << error_of(window);
+  window = {};
+  window.window.length = 5000;
+  EXPECT_NE(error_of(window).find("window.length 5000: must be at most the trace's 2000 jobs"), std::string::npos) << error_of(window);
 }
 
 // Every enum written as a string: each name reads back as the value that writes it, and an unknown

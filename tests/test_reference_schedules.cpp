@@ -381,7 +381,7 @@ TEST(ReferenceSemantics, TheAgentFollowsTheModelOfThePublishedStep) {
         spec.reference_backfill_skips_after_start = skips;
         spec.reference_agent_backfills_every_pool = every_pool;
         rl::EnvOptions o;
-        o.window_len = static_cast<int>(model.jobs.size());
+        o.window.length = static_cast<int>(model.jobs.size());
         o.profile.semantics = "reference";
         o.profile.backfill = true;
         policy::apply_semantics(o.profile);

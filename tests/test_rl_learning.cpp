@@ -507,8 +507,8 @@ TEST(Rollout, TheClairvoyantTeacherIsSjfWithTrueDurations) {
   const cluster::ClusterSpec cluster = cluster::load_cluster("helios");
   const trace::Trace trace = workload::generate(workload::load_model("helios-users"), cluster, {.jobs = 3000, .load = 0.95, .seed = 2});
   EnvOptions o;
-  o.window_len = 200;
-  o.warmup = 300;
+  o.window.length = 200;
+  o.window.warmup = 300;
   o.baseline = "sjf";
   o.commit = false;
   o.profile = policy::ProfileOptions{};
@@ -547,7 +547,7 @@ TEST(Trainer, RolloutsDoNotDependOnTheThreadCount) {
   for (const int threads : {1, 2}) {
     TempDir dir;
     TrainOptions o;
-    o.env.window_len = 64;
+    o.env.window.length = 64;
     o.epochs = 2;
     o.trajs = 5;
     o.threads = threads;

@@ -253,7 +253,7 @@ TEST(PredictedRuntimes, FollowingTheBaselineInTheRealisticRegimeGivesRewardZero)
   const testing::GeneratedWorkload w("helios", 2000, 0.95, 3);
   for (const char* baseline : {"fcfs", "sjf"}) {
     rl::EnvOptions o;
-    o.window_len = 200;
+    o.window.length = 200;
     o.baseline = baseline;
     o.commit = false;
     o.profile.blocking = policy::Blocking::pool;

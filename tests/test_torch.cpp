@@ -125,7 +125,7 @@ TEST(Torch, PolicyLossTermsMatchHandComputedValues) {
 
 TrainOptions small_run(const std::string& out, int epochs, int threads) {
   TrainOptions o;
-  o.env.window_len = 48;
+  o.env.window.length = 48;
   o.epochs = epochs;
   o.trajs = 6;
   o.threads = threads;
@@ -266,7 +266,7 @@ TEST(Torch, SkipActionIsTrainedAndSaved) {
   const Episode e = play(env, learner->policy(), rng, Split::train, false, true);
   const auto skips = std::count(e.actions.begin(), e.actions.end(), kSkip);
   EXPECT_GT(skips, 0);
-  EXPECT_EQ(e.decisions(), static_cast<std::size_t>(o.env.window_len) + static_cast<std::size_t>(skips));
+  EXPECT_EQ(e.decisions(), static_cast<std::size_t>(o.env.window.length) + static_cast<std::size_t>(skips));
   EXPECT_EQ(e.masks.size(), e.decisions() * kActions);
 }
 
@@ -333,7 +333,7 @@ TEST(Torch, AFewEpochsLearnToBeatFcfs) {
   policy::register_builtins();
   TempDir dir;
   TrainOptions o;
-  o.env.window_len = 64;
+  o.env.window.length = 64;
   o.epochs = 8;
   o.trajs = 16;
   o.threads = 2;

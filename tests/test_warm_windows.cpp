@@ -73,8 +73,8 @@ TEST(WarmWindows, TheEnvironmentScoresOnlyTheWindowAfterTheSameWarmUp) {
   for (const bool realistic : {false, true}) {
     SCOPED_TRACE(realistic ? "pool+backfill+predicted" : "paper");
     rl::EnvOptions o;
-    o.window_len = 120;
-    o.warmup = 200;
+    o.window.length = 120;
+    o.window.warmup = 200;
     if (realistic) {
       o.profile.blocking = policy::Blocking::pool;
       o.profile.backfill = true;

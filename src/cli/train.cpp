@@ -48,6 +48,8 @@ int run_train(TrainArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const trace::Trace trace = a.trace.load(cluster);
   rl::TrainOptions& o = a.options;
+  if (static_cast<std::size_t>(o.env.window.length) > trace.jobs.size())  // the environment would say window.length
+    throw InputError(fmt::format("--window-len {}: must be at most the trace's {} jobs", o.env.window.length, trace.jobs.size()));
   o.env.baseline = a.baseline;
   o.env.score = rl::parse_score(a.score);
   o.env.profile = a.profile.profile(a.baseline);
@@ -69,7 +71,7 @@ int run_train(TrainArgs& a) {
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
                            cluster.total_gpus(), trace.source, trace.jobs.size());
   std::cout << fmt::format("training {} policy ({} features) against {} on {}, {} epochs x {} trajectories of {} jobs, {} thread(s)\n",
-                           rl::to_string(o.arch), a.features, a.baseline, a.score, o.epochs, o.trajs, o.env.window_len, o.threads);
+                           rl::to_string(o.arch), a.features, a.baseline, a.score, o.epochs, o.trajs, o.env.window.length, o.threads);
   auto learner = rl::make_ppo_learner(o.arch, rl::feature_count(o.env.observation.features), o.env.skip, o.ppo, o.seed, o.threads);
   const auto records = rl::train(cluster, trace.jobs, o, *learner, config);
   if (!records.empty()) {
@@ -176,14 +178,14 @@ Command add_train(CLI::App& app) {
       ->check(CLI::IsMember(rl::kTeacherNames.names()));
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
   sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
-  sub->add_option("--window-len", o.env.window_len, "Jobs per episode")
+  sub->add_option("--window-len", o.env.window.length, "Jobs per episode")
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("length")));
-  sub->add_option("--warmup", o.env.warmup,
+  sub->add_option("--warmup", o.env.window.warmup,
                   "Jobs before each episode's window replayed first by fcfs (same placement, blocking, backfill), not scored")
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("warmup")));
-  sub->add_option("--train-split", o.env.train_split, "Share of the trace (by job index) that training windows come from")
+  sub->add_option("--train-split", o.env.window.train_split, "Share of the trace (by job index) that training windows come from")
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("train_split")));
   sub->add_option("--validation-windows", o.validation_windows, "Validation windows scored after every epoch (picks best.pt)")

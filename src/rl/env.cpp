@@ -45,10 +45,9 @@ AgentOptions agent_options(const EnvOptions& o) {
 }
 
 const EnvOptions& checked(const EnvOptions& o, std::size_t jobs) {
-  if (o.window_len < 1 || static_cast<std::size_t>(o.window_len) > jobs)
-    throw InputError(fmt::format("--window-len {} must be between 1 and the trace's {} jobs", o.window_len, jobs));
-  if (!(o.train_split > 0 && o.train_split < 1)) throw InputError("--train-split must be between 0 and 1");
-  if (o.warmup < 0) throw InputError(fmt::format("--warmup {} must be at least 0", o.warmup));
+  check_bounds(o.window, sim::window_settings(), "window");
+  if (static_cast<std::size_t>(o.window.length) > jobs)
+    throw InputError(fmt::format("window.length {}: must be at most the trace's {} jobs", o.window.length, jobs));
   const std::string conflict = reference_conflict(agent_options(o));
   if (!conflict.empty()) throw InputError(conflict);
   return o;
@@ -62,7 +61,7 @@ Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jo
       options_(checked(options, jobs.size())),
       pass_(options_.profile.blocking, options_.profile.backfill, policy::make_placement(options_.profile)),
       agent_(policy::make_priority(options_.baseline, options_.profile.priority_options), agent_options(options_)),
-      warmup_(options_.warmup > 0 ? policy::make_profile(policy::warmup_profile(options_.profile)) : nullptr) {}
+      warmup_(options_.window.warmup > 0 ? policy::make_profile(policy::warmup_profile(options_.profile)) : nullptr) {}
 
 void Env::set_ranker(Ranker ranker) {
   // Only look-ahead placements read the ranking: without one, the agent's scores are not worth computing.
@@ -70,12 +69,12 @@ void Env::set_ranker(Ranker ranker) {
 }
 
 const Observation& Env::reset(Rng& rng, Split split) {
-  return reset_at(sim::draw_window(rng, jobs_.size(), options_.train_split, split, static_cast<std::size_t>(options_.window_len)));
+  return reset_at(sim::draw_window(rng, jobs_.size(), options_.window.train_split, split, static_cast<std::size_t>(options_.window.length)));
 }
 
 const Observation& Env::reset_at(std::size_t start) {
   const sim::WarmWindow window =
-      sim::warm_window(jobs_, start, static_cast<std::size_t>(options_.window_len), static_cast<std::size_t>(options_.warmup));
+      sim::warm_window(jobs_, start, static_cast<std::size_t>(options_.window.length), static_cast<std::size_t>(options_.window.warmup));
   window_start_ = start;
   warm_jobs_ = window.warmup;
   agent_from_ = warm_jobs_ > 0 ? window.jobs[warm_jobs_].submit : std::numeric_limits<Seconds>::min();

@@ -41,13 +41,12 @@ double score(const sim::Engine& finished, Score score, std::size_t first_scored 
 using sim::Split;
 
 struct EnvOptions {
-  int window_len = 256;
-  // Jobs before each window replayed first by fcfs (with `profile`'s placement, blocking and
-  // backfilling), for the agent and the baseline alike; they fill the cluster and the queue, and the
-  // agent decides once the window's first job has arrived. Not scored.
-  int warmup = 0;
-  double train_split = 0.7;     // the first 70% of the jobs (by index) give training windows; the rest is
-                                // halved into validation and test (B6: they never overlap training)
+  // Episodes: windows of `length` jobs from the first `train_split` of the trace (the rest is halved into
+  // validation and test: B6, they never overlap training), each after up to `warmup` jobs replayed first
+  // by fcfs (with `profile`'s placement, blocking and backfilling), for the agent and the baseline alike:
+  // they fill the cluster and the queue, and the agent decides once the window's first job has arrived.
+  // Not scored. `count` is not read (the trainer draws as many windows as it needs).
+  sim::WindowSettings window;
   std::string baseline = "fcfs";
   Score score = Score::bsld;
   policy::ProfileOptions profile;  // placement and priority options for the agent and the baseline
@@ -67,7 +66,7 @@ class Env {
 
   // Starts an episode on a window drawn from `split` with `rng`; returns the first observation.
   const Observation& reset(Rng& rng, Split split);
-  // Starts an episode on the window [start, start + window_len).
+  // Starts an episode on the window [start, start + window.length).
   const Observation& reset_at(std::size_t start);
 
   struct Step {

@@ -29,8 +29,8 @@ nlohmann::json to_json(const TrainOptions& o) {
   const auto& p = o.env.profile;
   nlohmann::json j = {{"arch", to_string(o.arch)},
           {"features", to_string(o.env.observation.features)},
-          {"window_len", o.env.window_len},
-          {"train_split", o.env.train_split},
+          {"window_len", o.env.window.length},
+          {"train_split", o.env.window.train_split},
           {"baseline", o.env.baseline},
           {"score", to_string(o.env.score)},
           {"placement", p.placement},
@@ -44,7 +44,7 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"seed", o.seed},
           {"validation_windows", o.validation_windows},
           {"ppo", o.ppo.to_json()}};
-  if (o.env.warmup > 0) j["warmup"] = o.env.warmup;
+  if (o.env.window.warmup > 0) j["warmup"] = o.env.window.warmup;
   if (o.teacher != Teacher::baseline) j["teacher"] = kTeacherNames.name(o.teacher);
   if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, o.env.engine, sim::engine_settings());
   return j;
