@@ -136,7 +136,15 @@ void BM_Window256MilpWays(benchmark::State& state) {
   o.milp.model = "ways";
   run_windows(state, o);
 }
+// The published RLTune's loop (--semantics reference) with SJF, without and with its backfilling.
+void BM_Window256Reference(benchmark::State& state) {
+  auto o = profile("sjf", policy::Blocking::global, /*backfill=*/state.range(0) != 0);
+  o.semantics = "reference";
+  policy::apply_semantics(o);
+  run_windows(state, o);
+}
 BENCHMARK(BM_Window256)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Window256Reference)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Window256MilpNodes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Window256MilpWays)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Window256Sjf)->Unit(benchmark::kMicrosecond);
