@@ -358,6 +358,26 @@ TEST(ReferenceSemantics, PublishedKeys) {
   EXPECT_NE(outcome.run.jobs[1].reason.find("dropped at t=1000"), std::string::npos) << outcome.run.jobs[1].reason;
 }
 
+// The published candidate lists filter by VC, whatever a job's size: a job of the head's VC that can
+// never run is a candidate too, and the one skipped after A starts (Helios), so B starts at once.
+TEST(ReferenceSemantics, AJobThatCanNeverRunIsStillTheCandidateSkipped) {
+  cluster::ClusterSpec cluster = testing::cluster_from("pools:\n  - {name: p, nodes: 4, gpus_per_node: 1, accepts: {vc: [\"0\"]}}\n");
+  cluster.reference_backfill_skips_after_start = true;
+  const std::vector<trace::JobSpec> jobs = {testing::job("x", 0, 100, 4, "0"),  testing::job("p", 1, 1000, 2, "0"),
+                                            testing::job("h", 2, 500, 4, "0"),  testing::job("a", 3, 100, 1, "0"),
+                                            testing::job("z", 4, 100, 0, "0"),  testing::job("b", 5, 100, 1, "0")};
+  policy::ProfileOptions profile = testing::profile("fcfs");
+  profile.semantics = "reference";
+  profile.backfill = true;
+  policy::apply_semantics(profile);
+  std::map<std::string, Seconds> start;
+  for (const auto& r : testing::simulate(cluster, jobs, profile).run.jobs) start[r.job_id] = r.start;
+  EXPECT_EQ(start.at("p"), 100);
+  EXPECT_EQ(start.at("a"), 100);  // h waits for p (shadow 1100); a is backfilled, z skipped,
+  EXPECT_EQ(start.at("b"), 100);  // then b
+  EXPECT_EQ(start.at("h"), 1100);
+}
+
 // The agent's step against the same model: its pick waited for, one event at a time, with the
 // environment's backfilling (from the whole queue where the cluster says so), jobs that can never run
 // dropped. An agent that takes the FCFS order's first job is the model's FCFS head.

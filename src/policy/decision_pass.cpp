@@ -210,19 +210,21 @@ void DecisionPass::block(JobIndex j) {
   }
 }
 
-void PublishedBackfill::round(DecisionPass& pass, JobIndex head, std::span<const JobIndex> order, bool for_agent) {
+void PublishedBackfill::round(DecisionPass& pass, JobIndex head, const std::function<std::span<const JobIndex>()>& order,
+                              bool for_agent) {
   const sim::View view = pass.view();
   const cluster::ClusterSpec& cluster = view.cluster_spec();
-  const auto& pools = view.job(head).eligible();
   const bool every_pool = for_agent && cluster.reference_agent_backfills_every_pool;
   const auto may_backfill = [&](JobIndex j) {
-    const auto& theirs = view.job(j).eligible();
-    return every_pool || std::any_of(theirs.begin(), theirs.end(), [&](PoolId p) { return std::find(pools.begin(), pools.end(), p) != pools.end(); });
+    if (every_pool) return true;
+    for (PoolId p = 0; p < static_cast<PoolId>(cluster.pools.size()); ++p)
+      if (view.accepts(p, head) && view.accepts(p, j)) return true;
+    return false;
   };
   if (candidates_.empty()) {  // the head waits for the first time
     shadow_ = kForever;
-    for (const PoolId p : pools) shadow_ = std::min(shadow_, shadow_time(view, head, p, pass.placement(), true));
-    for (const JobIndex j : order)
+    for (const PoolId p : view.job(head).eligible()) shadow_ = std::min(shadow_, shadow_time(view, head, p, pass.placement(), true));
+    for (const JobIndex j : order())
       if (view.job(j).queued() && may_backfill(j)) candidates_.push_back(j);
     std::stable_sort(candidates_.begin(), candidates_.end(), [&](JobIndex a, JobIndex b) { return view.job(a).submit() < view.job(b).submit(); });
     last_seen_ = -1;
@@ -358,63 +360,42 @@ class HeadPicker final : public Picker {
 
   void begin_run(const DecisionPass&, const sim::Engine&) override {
     priority_->reset();
-    admitted_.clear();
-    started_ = 0;
     head_ = -1;
-    last_seen_ = -1;
     backfill_.forget();
   }
-  std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view, admitted_); }
+  std::span<const JobIndex> order(const sim::View& view) override { return priority_->order(view); }
 
+  // The engine steps one event at a time (it follows the published loop), so the queue holds what the
+  // published one would have admitted: one arrival when it ran dry, every arrival while a head waits.
   void decide(DecisionPass& pass) override {
     const sim::View view = pass.view();
-    const std::span<const JobIndex> arrived = sim::arrived_since(view.queue(), last_seen_);
-    std::size_t next_arrival = 0;
-    if (head_ >= 0) {  // it waited: every arrival since joined the queue
-      admitted_.insert(admitted_.end(), arrived.begin(), arrived.end());
-      next_arrival = arrived.size();
-    }
     for (;;) {
       if (head_ < 0 || !view.job(head_).queued()) {
         head_ = best(view);
         backfill_.forget();
+        if (head_ < 0) return;
       }
-      if (head_ < 0) {
-        if (next_arrival == arrived.size()) return;
-        admitted_.push_back(arrived[next_arrival++]);  // the queue ran dry: one arrival joins
-        continue;
+      if (pass.offer(head_, {}) == Outcome::started) continue;
+      if (view.job(head_).can_run()) {
+        if (pass.backfill()) backfill_.round(pass, head_, [&] { return priority_->order(view); }, false);
+        return;
       }
-      if (pass.offer(head_, {}) != Outcome::started) {
-        if (view.job(head_).can_run()) {
-          if (pass.backfill()) backfill_.round(pass, head_, priority_->order(view, admitted_), false);
-          break;
-        }
-        // A head that can never run is waited for until nothing runs, then dropped (B9); the published
-        // loop with backfilling would stop on an assertion there instead.
-        if (!view.running().empty()) break;
-        pass.drop(head_);
-      }
-      head_ = -1;
-      if (++started_ > admitted_.size() / 2) {  // drop jobs that left the queue once they are most of the list
-        std::erase_if(admitted_, [&](JobIndex j) { return !view.job(j).queued(); });
-        started_ = 0;
-      }
+      // A head that can never run is waited for until nothing runs, then dropped (B9); the published
+      // loop with backfilling would stop on an assertion there instead.
+      if (!view.running().empty()) return;
+      pass.drop(head_);
     }
-    admitted_.insert(admitted_.end(), arrived.begin() + static_cast<std::ptrdiff_t>(next_arrival), arrived.end());
   }
 
  private:
   JobIndex best(const sim::View& view) {
-    for (const JobIndex j : priority_->order(view, admitted_))
+    for (const JobIndex j : priority_->order(view))
       if (view.job(j).queued()) return j;
     return -1;
   }
 
   std::unique_ptr<PriorityPolicy> priority_;
-  std::vector<JobIndex> admitted_;  // in arrival order; may hold jobs that left the queue
-  std::size_t started_ = 0;         // of those, left since the list was last compacted
-  JobIndex head_ = -1;              // the job waited for
-  JobIndex last_seen_ = -1;         // highest job index of the engine's queue already seen
+  JobIndex head_ = -1;  // the job waited for
   PublishedBackfill backfill_;
 };
 

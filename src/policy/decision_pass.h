@@ -135,10 +135,10 @@ class DecisionPass {
 
 // The published RLTune's backfilling while a head waits (SPEC 3.7), for the pickers that follow its loop:
 // when the head first waits, its shadow time is computed once (its pools' running jobs released by
-// start + estimate until it fits); then in each round the queued jobs that share a pool with the head
-// (for its Helios agent, every queued job: the cluster's reference_agent_backfills_every_pool), by submit
-// time, start if they fit now and would end strictly before it (wherever they fit: the nodes are not
-// checked). Jobs submitted together keep the order of the queue when the head was chosen, the head among
+// start + estimate until it fits); then in each round the queued jobs of the head's pools (accepted by a
+// pool that accepts the head, as its lists filter by VC or GPU type, whatever their size; for its Helios
+// agent, every queued job: the cluster's reference_agent_backfills_every_pool), by submit time, start if
+// they fit now and would end strictly before it (wherever they fit: the nodes are not checked). Jobs submitted together keep the order of the queue when the head was chosen, the head among
 // them; later arrivals go last. Where the cluster says so (reference_backfill_skips_after_start), the
 // candidate after each started job is not tried, as the published Helios loops walk a list they remove
 // started jobs from.
@@ -146,9 +146,9 @@ class PublishedBackfill {
  public:
   // A new head will wait next.
   void forget() { candidates_.clear(); }
-  // One round at the pass's time while `head` waits (offered first; it did not start). `order`: the queue
-  // in the order the head was chosen from, read when the head first waits.
-  void round(DecisionPass& pass, JobIndex head, std::span<const JobIndex> order, bool for_agent);
+  // One round at the pass's time while `head` waits (offered first; it did not start). `order` gives the
+  // queue in the order the head was chosen from; it is asked for when the head first waits.
+  void round(DecisionPass& pass, JobIndex head, const std::function<std::span<const JobIndex>()>& order, bool for_agent);
 
  private:
   Seconds shadow_ = kForever;
@@ -177,10 +177,9 @@ class PriorityPolicy;
 // is false (one walk over the whole order; the same starts, as the tests check).
 std::unique_ptr<Picker> make_order_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority,
                                           bool by_pool_group = true);
-// The published RLTune's baseline loop (its schedule_curr_sequence_reset): the best admitted job is the
-// head, and it is waited for until it fits, whatever arrives meanwhile. Arrivals are admitted one at a
-// time while nothing waits (several of one second are served in arrival order), all of them while the
-// head waits. With the pass's backfilling on, its own backfilling runs while the head waits (SPEC 3.7)
+// The published RLTune's baseline loop (its schedule_curr_sequence_reset), for an engine that follows
+// it (Engine::follow_published_loop): the best queued job is the head, and it is waited for until it
+// fits, whatever arrives meanwhile. With the pass's backfilling on, its own backfilling runs while the head waits (SPEC 3.7)
 // instead of the pass's. A head that can never run (the engine following the published loop queues
 // such jobs) waits until nothing runs and is dropped.
 std::unique_ptr<Picker> make_head_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority);

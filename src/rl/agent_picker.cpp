@@ -109,7 +109,7 @@ bool AgentPicker::await_pick(policy::DecisionPass& pass) {
     if (options_.published && committed(view)) {  // the published step waits for its pick
       if (view.job(committed_).can_run()) {
         if (offer(pass, committed_) != policy::Outcome::started) {
-          if (pass.backfill()) backfill_.round(pass, committed_, baseline_->order(view), true);
+          if (pass.backfill()) backfill_.round(pass, committed_, [&] { return baseline_->order(view); }, true);
           return false;
         }
       } else {

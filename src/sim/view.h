@@ -53,6 +53,9 @@ class View {
   // their expected_end() is later and moves with the clock.
   std::span<const RunningEnd> running_by_estimated_end(PoolId pool) const { return engine_->running_by_estimated_end(pool); }
   JobView job(JobIndex j) const { return JobView(engine_->job(j)); }
+  // Whether pool `pool`'s accepts rules admit job `j`, whatever its size (a job that can never run has
+  // no eligible pool, yet belongs to the pools that accept it).
+  bool accepts(PoolId pool, JobIndex j) const { return cluster::accepts(cluster_spec().pools[pool], *engine_->job(j).spec); }
   std::size_t job_count() const { return engine_->job_count(); }
   const cluster::ClusterState& cluster() const { return engine_->cluster(); }
   const cluster::ClusterSpec& cluster_spec() const { return engine_->cluster_spec(); }

@@ -36,7 +36,8 @@ struct PriorityOptions {
   bool serves_heads = false;
   // The published RLTune's keys (B4, B5): a queued job's wait is read as -1 - s (its scheduled_time is
   // still -1), so no key depends on the time; multifactor is its two-factor form over the trace's
-  // recorded wait; f2-f4 take log10 of the submit time unguarded.
+  // recorded wait; f2-f4 take log10 of the submit time unguarded, as written (the published code
+  // raises there, on an attribute it lacks, and does not register them).
   bool published_keys = false;
 };
 
