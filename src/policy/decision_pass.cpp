@@ -375,7 +375,7 @@ class HeadPicker final : public Picker {
         backfill_.forget();
         if (head_ < 0) return;
       }
-      if (pass.offer(head_, {}) == Outcome::started) continue;
+      if (pass.try_start(head_)) continue;  // nothing else is offered while it waits: no pool to close
       if (view.job(head_).can_run()) {
         if (pass.backfill()) backfill_.round(pass, head_, [&] { return priority_->order(view); }, false);
         return;

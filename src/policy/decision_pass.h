@@ -138,10 +138,11 @@ class DecisionPass {
 // start + estimate until it fits); then in each round the queued jobs of the head's pools (accepted by a
 // pool that accepts the head, as its lists filter by VC or GPU type, whatever their size; for its Helios
 // agent, every queued job: the cluster's reference_agent_backfills_every_pool), by submit time, start if
-// they fit now and would end strictly before it (wherever they fit: the nodes are not checked). Jobs submitted together keep the order of the queue when the head was chosen, the head among
-// them; later arrivals go last. Where the cluster says so (reference_backfill_skips_after_start), the
-// candidate after each started job is not tried, as the published Helios loops walk a list they remove
-// started jobs from.
+// they fit now and would end strictly before it (wherever they fit: the nodes are not checked). Jobs
+// submitted together keep the order of the queue when the head was chosen, the head among them; later
+// arrivals go last. Where the cluster says so (reference_backfill_skips_after_start), the candidate
+// after each started job is not tried, as the published Helios loops walk a list they remove started
+// jobs from.
 class PublishedBackfill {
  public:
   // A new head will wait next.
@@ -179,9 +180,9 @@ std::unique_ptr<Picker> make_order_picker(std::function<std::unique_ptr<Priority
                                           bool by_pool_group = true);
 // The published RLTune's baseline loop (its schedule_curr_sequence_reset), for an engine that follows
 // it (Engine::follow_published_loop): the best queued job is the head, and it is waited for until it
-// fits, whatever arrives meanwhile. With the pass's backfilling on, its own backfilling runs while the head waits (SPEC 3.7)
-// instead of the pass's. A head that can never run (the engine following the published loop queues
-// such jobs) waits until nothing runs and is dropped.
+// fits, whatever arrives meanwhile. With the pass's backfilling on, its own backfilling runs while the
+// head waits (PublishedBackfill) instead of the pass's. A head that can never run (the engine following
+// the published loop queues such jobs) waits until nothing runs and is dropped.
 std::unique_ptr<Picker> make_head_picker(std::function<std::unique_ptr<PriorityPolicy>()> make_priority);
 
 }  // namespace rltune::policy

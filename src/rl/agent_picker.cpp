@@ -107,16 +107,15 @@ bool AgentPicker::await_pick(policy::DecisionPass& pass) {
   for (;;) {
     if (view.queue().empty()) return false;
     if (options_.published && committed(view)) {  // the published step waits for its pick
-      if (view.job(committed_).can_run()) {
-        if (offer(pass, committed_) != policy::Outcome::started) {
-          if (pass.backfill()) backfill_.round(pass, committed_, [&] { return baseline_->order(view); }, true);
-          return false;
-        }
-      } else {
+      if (view.job(committed_).can_run() && !pass.try_start(committed_)) {
+        if (pass.backfill()) backfill_.round(pass, committed_, [&] { return baseline_->order(view); }, true);
+        return false;
+      }
+      if (!view.job(committed_).can_run()) {
         if (!view.running().empty()) return false;
         pass.drop(committed_);
-        pass.begin_again();
       }
+      pass.begin_again();  // it started or left: the agent chooses again
       continue;
     }
     if (observed_ != pass.generation()) {

@@ -21,11 +21,6 @@ AgentOptions agent_options(const PolicyFile& model, const policy::PriorityOption
   return {model.observation, model.net.skip, model.commit, options.serves_heads};
 }
 
-void refuse_conflict(const PolicyFile& model, const policy::PriorityOptions& options) {
-  const std::string conflict = reference_conflict(agent_options(model, options));
-  if (!conflict.empty()) throw InputError(fmt::format("model {}: {}", model.path, conflict));
-}
-
 // A trained model as the agent of the agent-driven picker: at each pick it takes the legal action with
 // the highest logit (the lowest index on ties, as training's argmax). Sampled, the logits get Gumbel
 // noise once per pass, so that taking the best legal action each time draws the picks from the
@@ -102,7 +97,8 @@ class ModelPicker final : public policy::Picker {
 std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
                                                std::optional<std::uint64_t> sample_seed) {
   // Every route to a model (--policy rl:DIR, evaluate, experiments) comes through here.
-  refuse_conflict(model, options);
+  const std::string conflict = reference_conflict(agent_options(model, options));
+  if (!conflict.empty()) throw InputError(fmt::format("model {}: {}", model.path, conflict));
   return std::make_unique<ModelPicker>(model, options, sample_seed);
 }
 
