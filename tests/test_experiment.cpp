@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -282,24 +283,30 @@ TEST(ExperimentRunner, RunPairedGivesTheExperimentsRunsOnAnyThreadCount) {
   EXPECT_EQ(compared, 4u * 3);
 }
 
+// Runs n tasks through `run_all` on `threads` workers and checks that each ran once, on a worker of
+// its own (never two at once on one worker) with an index below `threads`.
+using RunAll = std::function<void(std::size_t n, const std::function<void(std::size_t, int)>& task)>;
+void expect_each_task_once(const RunAll& run_all, std::size_t n, int threads) {
+  std::vector<std::atomic<int>> calls(n);
+  std::vector<std::atomic<int>> busy(8);
+  std::atomic<bool> overlap{false}, out_of_range{false};
+  run_all(n, [&](std::size_t i, int worker) {
+    if (worker < 0 || worker >= threads) {
+      out_of_range = true;
+      return;
+    }
+    if (++busy[static_cast<std::size_t>(worker)] != 1) overlap = true;
+    ++calls[i];
+    --busy[static_cast<std::size_t>(worker)];
+  });
+  for (const auto& c : calls) EXPECT_EQ(c.load(), 1) << threads;
+  EXPECT_FALSE(overlap) << threads;
+  EXPECT_FALSE(out_of_range) << threads;
+}
+
 TEST(Parallel, EachTaskRunsOnceOnAWorkerOfItsOwnAndTheFirstErrorIsRethrown) {
-  for (const int threads : {1, 2, 8}) {
-    std::vector<std::atomic<int>> calls(100);
-    std::vector<std::atomic<int>> busy(8);  // tasks running per worker: never two at once
-    std::atomic<bool> overlap{false}, out_of_range{false};
-    for_each_parallel(calls.size(), threads, [&](std::size_t i, int worker) {
-      if (worker < 0 || worker >= threads) {
-        out_of_range = true;
-        return;
-      }
-      if (++busy[static_cast<std::size_t>(worker)] != 1) overlap = true;
-      ++calls[i];
-      --busy[static_cast<std::size_t>(worker)];
-    });
-    for (const auto& c : calls) EXPECT_EQ(c.load(), 1) << threads;
-    EXPECT_FALSE(overlap) << threads;
-    EXPECT_FALSE(out_of_range) << threads;
-  }
+  for (const int threads : {1, 2, 8})
+    expect_each_task_once([&](std::size_t n, const auto& task) { for_each_parallel(n, threads, task); }, 100, threads);
   std::atomic<int> started{0};
   EXPECT_THROW(for_each_parallel(1000, 1,
                                  [&](std::size_t i, int) {
@@ -309,6 +316,26 @@ TEST(Parallel, EachTaskRunsOnceOnAWorkerOfItsOwnAndTheFirstErrorIsRethrown) {
                InputError);
   EXPECT_EQ(started.load(), 4);  // on one thread nothing starts after the failure
   for_each_parallel(0, 4, [](std::size_t, int) { FAIL() << "nothing to run"; });
+}
+
+// A team serves many calls in a row (a vectorised environment's steps) with the same contract, and
+// stays usable after a task throws.
+TEST(Parallel, AThreadTeamKeepsTheContractOverManyCalls) {
+  for (const int threads : {1, 2, 4}) {
+    ThreadTeam team(threads);
+    EXPECT_EQ(team.threads(), threads);
+    const RunAll run_all = [&](std::size_t n, const auto& task) { team.for_each(n, task); };
+    for (std::size_t round = 0; round < 300; ++round) expect_each_task_once(run_all, round % 9, threads);
+    std::atomic<int> started{0};
+    EXPECT_THROW(team.for_each(1000,
+                               [&](std::size_t i, int) {
+                                 ++started;
+                                 if (i == 3) throw InputError("task 3 failed");
+                               }),
+                 InputError);
+    if (threads == 1) EXPECT_EQ(started.load(), 4);  // nothing starts after the failure (others may race past it)
+    expect_each_task_once(run_all, 50, threads);
+  }
 }
 
 TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {

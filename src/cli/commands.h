@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cluster/cluster_spec.h"
+#include "experiment/profile_settings.h"
 #include "experiment/runner.h"
 #include "metrics/metrics.h"
 #include "policy/profile.h"
@@ -50,30 +51,13 @@ struct TraceArgs {
   void describe(report::Json& config, const cluster::ClusterSpec& cluster, const trace::Trace& trace) const;
 };
 
-// How policies run, shared by simulate, train and evaluate: placement (and its MILP settings),
-// blocking, backfilling, runtime knowledge and the multifactor weights.
-struct ProfileArgs {
-  std::string semantics = "rltune";
-  std::string placement = "greedy";
-  std::string blocking = "global";
-  std::string runtime = "oracle";
-  bool backfill = false;
-  std::vector<std::optional<double>> multifactor_values;  // per policy::multifactor_settings()
-  bool favor_small = false;
-  std::string milp_model = "nodes";
-  std::vector<std::optional<double>> milp_values;  // per policy::milp_settings(); unset = the model's default
-  std::vector<std::optional<double>> engine_values;  // per sim::engine_settings()
-  policy::MultifactorOptions multifactor() const;  // the defaults with the values given
+// How policies run, shared by simulate, train, evaluate, trace-stats and slurm: the settings
+// (experiment/profile_settings.h) and their flags.
+struct ProfileArgs : experiment::ProfileSettings {
   void add_options(CLI::App& app);
   // After parsing: MILP options without the MILP placement would be silently ignored, so they are errors.
   // `policies` may name placements with NAME@PLACEMENT.
   void check(const CLI::App& app, const std::vector<std::string>& policies = {}) const;
-  // The profile for one priority policy, "NAME" or "NAME@PLACEMENT" (which overrides --placement);
-  // InputError for unknown names or bad values.
-  policy::ProfileOptions profile(const std::string& spec) const;
-  sim::EngineOptions engine() const;
-  // Adds placement, blocking, backfill, runtime, milp and multifactor settings to a config.json object.
-  void describe(report::Json& config, const policy::ProfileOptions& profile) const;
 };
 
 // The command line of `train --resume --out DIR` given with nothing but --epochs, --threads, --quiet or

@@ -8,7 +8,6 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "experiment/config.h"
 #include "policy/registry.h"
 
 namespace rltune::cli {
@@ -29,13 +28,6 @@ void add_settings(CLI::App& sub, std::span<const NumberSetting<Options>> setting
       description += fmt::format(" [{}]", s.get(defaults));
     sub.add_option(s.flag, values[i], description)->type_name(s.integer() ? "INT" : "FLOAT")->check(setting_bounds(s));
   }
-}
-
-template <typename Options>
-void apply_settings(std::span<const NumberSetting<Options>> settings, const std::vector<std::optional<double>>& values,
-                    Options& o) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (values[i]) settings[i].set(o, *values[i]);
 }
 
 }  // namespace
@@ -110,56 +102,6 @@ void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& pol
   for (const std::string& name : flags)
     if (sub.count(name) > 0 && !milp_used)
       throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, given.placement));
-}
-
-policy::ProfileOptions ProfileArgs::profile(const std::string& spec) const {
-  // "NAME@PLACEMENT" overrides --placement for this policy.
-  const auto at = spec.rfind('@');
-  const std::string priority = at == std::string::npos ? spec : spec.substr(0, at);
-  if (at != std::string::npos && at + 1 == spec.size()) throw InputError("--policy " + spec + ": a placement after @ is missing");
-  // MILP options: the model's defaults, then the values given on the command line.
-  policy::MilpOptions m = policy::MilpOptions::for_model(milp_model);
-  apply_settings(policy::milp_settings(), milp_values, m);
-  policy::ProfileOptions p;
-  p.priority = priority;
-  p.placement = at == std::string::npos ? placement : spec.substr(at + 1);
-  p.blocking = policy::parse_blocking(blocking);
-  p.backfill = backfill;
-  p.priority_options.multifactor = multifactor();
-  p.milp = m;
-  p.semantics = policy::find_semantics(semantics).name;
-  const std::string asked = p.placement;
-  policy::apply_semantics(p);
-  if (at != std::string::npos && p.placement != asked)
-    throw InputError(fmt::format("--policy {}: --semantics {} places with {}", spec, semantics, p.placement));
-  policy::make_profile(p);  // fail on unknown names before any work
-  return p;
-}
-
-policy::MultifactorOptions ProfileArgs::multifactor() const {
-  policy::MultifactorOptions mf;
-  apply_settings(policy::multifactor_settings(), multifactor_values, mf);
-  mf.favor_small = favor_small;
-  return mf;
-}
-
-sim::EngineOptions ProfileArgs::engine() const {
-  sim::EngineOptions e;
-  e.runtime = sim::parse_runtime_knowledge(runtime);
-  apply_settings(sim::engine_settings(), engine_values, e);
-  return e;
-}
-
-void ProfileArgs::describe(report::Json& config, const policy::ProfileOptions& p) const {
-  if (p.semantics != "rltune") config["semantics"] = std::string(p.semantics);
-  config["placement"] = p.placement;
-  config["blocking"] = policy::to_string(p.blocking);
-  config["backfill"] = p.backfill;
-  config["runtime"] = runtime;
-  if (const sim::EngineOptions e = engine(); e.runtime == sim::RuntimeKnowledge::predicted)
-    write_settings(config, e, sim::engine_settings());
-  if (p.placement == "milp") config["milp"] = experiment::milp_json(p.milp);
-  config["multifactor"] = experiment::multifactor_json(multifactor());
 }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {

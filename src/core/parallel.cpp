@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -31,6 +32,69 @@ void for_each_parallel(std::size_t n, int threads, const std::function<void(std:
     work(0);
   }
   if (error) std::rethrow_exception(error);
+}
+
+ThreadTeam::ThreadTeam(int threads) {
+  for (int w = 1; w < std::max(threads, 1); ++w) workers_.emplace_back([this, w] { serve(w); });
+}
+
+ThreadTeam::~ThreadTeam() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+    ++generation_;
+  }
+  wake_.notify_all();
+}  // the jthreads join
+
+void ThreadTeam::work(int worker) {
+  for (std::size_t i = next_++; i < n_; i = next_++) {
+    try {
+      (*run_)(i, worker);
+    } catch (...) {
+      const std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      next_ = n_;
+    }
+  }
+}
+
+void ThreadTeam::serve(int worker) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    // Spin a little first: in a stepping loop the next call comes within microseconds, and waking a
+    // sleeping thread costs about as much as a step.
+    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (generation_.load() == seen && std::chrono::steady_clock::now() < spin_until) std::this_thread::yield();
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
+      if (stopping_) return;
+    }
+    work(worker);
+    --busy_;
+  }
+}
+
+void ThreadTeam::for_each(std::size_t n, const std::function<void(std::size_t i, int worker)>& run) {
+  if (workers_.empty() || n <= 1) {
+    for (std::size_t i = 0; i < n; ++i) run(i, 0);
+    return;
+  }
+  {
+    const std::lock_guard lock(mutex_);
+    n_ = n;
+    run_ = &run;
+    next_ = 0;
+    error_ = nullptr;
+    busy_ = workers_.size();
+    ++generation_;
+  }
+  wake_.notify_all();
+  work(0);
+  while (busy_.load() != 0) std::this_thread::yield();  // every worker is done with this call's tasks
+  if (error_) std::rethrow_exception(error_);
 }
 
 }  // namespace rltune

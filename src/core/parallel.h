@@ -1,8 +1,15 @@
 #pragma once
 // The one thread pool: independent tasks spread over a few threads. Results must not depend on which
 // thread ran a task, so callers give each task its own output slot (and, by `worker`, its own scratch).
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace rltune {
 
@@ -10,5 +17,31 @@ namespace rltune {
 // is worker 0 and each worker runs one task at a time. Tasks are handed out in order of i. After the
 // first exception no further task starts; that exception is rethrown once the running tasks return.
 void for_each_parallel(std::size_t n, int threads, const std::function<void(std::size_t i, int worker)>& run);
+
+// The same contract as for_each_parallel, on threads that stay up between calls: for work handed out
+// many times a second (a vectorised environment's steps), where starting threads for each call would
+// cost more than the work. Between calls the workers spin briefly, then sleep. One caller at a time.
+class ThreadTeam {
+ public:
+  explicit ThreadTeam(int threads);  // threads - 1 workers; the calling thread is worker 0
+  ~ThreadTeam();
+  ThreadTeam(const ThreadTeam&) = delete;
+  ThreadTeam& operator=(const ThreadTeam&) = delete;
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  void for_each(std::size_t n, const std::function<void(std::size_t i, int worker)>& run);
+
+ private:
+  void work(int worker);       // takes tasks of the current call until none is left
+  void serve(int worker);      // a worker thread's life
+  std::vector<std::jthread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::atomic<std::uint64_t> generation_{0};  // bumped by each call (and by the destructor)
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> next_{0}, busy_{0};
+  std::size_t n_ = 0;
+  const std::function<void(std::size_t, int)>* run_ = nullptr;
+  std::exception_ptr error_;
+};
 
 }  // namespace rltune

@@ -21,28 +21,19 @@ AgentOptions agent_options(const PolicyFile& model, const policy::PriorityOption
   return {model.observation, model.net.skip, model.commit, options.serves_heads};
 }
 
-// A trained model as the agent of the agent-driven picker: at each pick it takes the legal action with
-// the highest logit (the lowest index on ties, as training's argmax). Sampled, the logits get Gumbel
-// noise once per pass, so that taking the best legal action each time draws the picks from the
-// policy's distribution, one after another without replacement.
-class ModelPicker final : public policy::Picker {
+// An agent given by its scores as the agent of the agent-driven picker: at each pick it takes the legal
+// action with the highest score (the lowest index on ties, as training's argmax).
+class RankedPicker final : public policy::Picker {
  public:
-  ModelPicker(PolicyFile model, const policy::PriorityOptions& options, std::optional<std::uint64_t> sample_seed)
-      : model_(std::move(model)),
-        options_(options),
-        agent_(policy::make_priority(model_.baseline, options), agent_options(model_, options)),
-        sample_seed_(sample_seed),
-        rng_(sample_seed.value_or(0)) {
-    agent_.set_ranker([this](const Observation& obs, std::span<float> out) { rank(obs, out); });
+  using BeginRun = std::function<void(const policy::DecisionPass&, const sim::Engine&)>;
+  RankedPicker(std::unique_ptr<policy::PriorityPolicy> baseline, AgentOptions options, AgentPicker::Ranker rank, BeginRun begin)
+      : agent_(std::move(baseline), options), begin_(std::move(begin)) {
+    agent_.set_ranker(std::move(rank));
   }
-  ModelPicker(const ModelPicker&) = delete;  // the ranker holds `this`
-  ModelPicker& operator=(const ModelPicker&) = delete;
 
   void begin_run(const policy::DecisionPass& pass, const sim::Engine& engine) override {
-    if (model_.regime)
-      warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime, options_.serves_heads});
+    if (begin_) begin_(pass, engine);
     agent_.begin_run();
-    rng_ = Rng(sample_seed_.value_or(0));
   }
   std::span<const JobIndex> order(const sim::View& view) override { return agent_.order(view); }
   void decide(policy::DecisionPass& pass) override {
@@ -51,14 +42,6 @@ class ModelPicker final : public policy::Picker {
   }
 
  private:
-  void rank(const Observation& obs, std::span<float> out) {
-    model_.net.logits(obs, out);
-    if (!sample_seed_) return;
-    const auto gumbel = [&] { return static_cast<float>(std::log(-std::log(1 - rng_.uniform()))); };
-    for (int s = 0; s < obs.visible; ++s) out[static_cast<std::size_t>(s)] -= gumbel();
-    if (obs.mask[kSkip]) out[kSkip] -= gumbel();
-  }
-
   int best_legal() const {
     const Observation& obs = agent_.observation();
     const std::span<const float> logits = agent_.logits();
@@ -73,6 +56,32 @@ class ModelPicker final : public policy::Picker {
     return best;
   }
 
+  AgentPicker agent_;
+  BeginRun begin_;
+};
+
+// A trained model's scores: its logits; sampled, with Gumbel noise once per pass, so that taking the
+// best legal action each time draws the picks from the policy's distribution, one after another
+// without replacement.
+class ModelRanker {
+ public:
+  ModelRanker(PolicyFile model, const policy::PriorityOptions& options, std::optional<std::uint64_t> sample_seed)
+      : model_(std::move(model)), options_(options), sample_seed_(sample_seed), rng_(sample_seed.value_or(0)) {}
+
+  void begin_run(const policy::DecisionPass& pass, const sim::Engine& engine) {
+    if (model_.regime)
+      warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime, options_.serves_heads});
+    rng_ = Rng(sample_seed_.value_or(0));
+  }
+  void rank(const Observation& obs, std::span<float> out) {
+    model_.net.logits(obs, out);
+    if (!sample_seed_) return;
+    const auto gumbel = [&] { return static_cast<float>(std::log(-std::log(1 - rng_.uniform()))); };
+    for (int s = 0; s < obs.visible; ++s) out[static_cast<std::size_t>(s)] -= gumbel();
+    if (obs.mask[kSkip]) out[kSkip] -= gumbel();
+  }
+
+ private:
   // Once per model and regime in a process: an experiment builds a picker for every run.
   void warn_if_other_regime(const Regime& trained, const Regime& run) const {
     const std::vector<std::string> differences = regime_differences(trained, run);
@@ -87,19 +96,34 @@ class ModelPicker final : public policy::Picker {
 
   PolicyFile model_;
   policy::PriorityOptions options_;
-  AgentPicker agent_;
   std::optional<std::uint64_t> sample_seed_;
   Rng rng_;
 };
+
+std::unique_ptr<policy::Picker> make_ranked_picker(const std::string& baseline, AgentOptions agent, const policy::PriorityOptions& options,
+                                                   AgentPicker::Ranker rank, RankedPicker::BeginRun begin) {
+  // Every route to a learned agent (--policy rl:DIR, evaluate, experiments, Python) comes through here.
+  agent.published = options.serves_heads;
+  const std::string conflict = reference_conflict(agent);
+  if (!conflict.empty()) throw InputError(conflict);
+  return std::make_unique<RankedPicker>(policy::make_priority(baseline, options), agent, std::move(rank), std::move(begin));
+}
 
 }  // namespace
 
 std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
                                                std::optional<std::uint64_t> sample_seed) {
-  // Every route to a model (--policy rl:DIR, evaluate, experiments) comes through here.
   const std::string conflict = reference_conflict(agent_options(model, options));
   if (!conflict.empty()) throw InputError(fmt::format("model {}: {}", model.path, conflict));
-  return std::make_unique<ModelPicker>(model, options, sample_seed);
+  const auto ranker = std::make_shared<ModelRanker>(model, options, sample_seed);
+  return make_ranked_picker(
+      model.baseline, agent_options(model, options), options,
+      [ranker](const Observation& obs, std::span<float> out) { ranker->rank(obs, out); },
+      [ranker](const policy::DecisionPass& pass, const sim::Engine& engine) { ranker->begin_run(pass, engine); });
+}
+
+std::unique_ptr<policy::Picker> make_agent_picker(AgentPicker::Ranker rank, const AgentSpec& spec, const policy::PriorityOptions& options) {
+  return make_ranked_picker(spec.baseline, spec.agent, options, std::move(rank), {});
 }
 
 std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,

@@ -9,6 +9,7 @@
 
 #include "policy/priority/priority.h"
 #include "policy/profile.h"
+#include "rl/agent_picker.h"
 #include "rl/trainer.h"
 
 namespace rltune::rl {
@@ -18,6 +19,15 @@ namespace rltune::rl {
 // otherwise they are deterministic (argmax).
 std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const policy::PriorityOptions& options,
                                                std::optional<std::uint64_t> sample_seed = std::nullopt);
+// An agent given by a function (a Python policy, say) under the rules a trained model runs by: at each
+// pick `rank` scores the observation's slots (and kSkip), and the picker takes the best legal action.
+// `baseline` orders the observed queue; `agent.published` is set from `options`. InputError when the
+// agent cannot run under `options` (--semantics reference without commitment).
+struct AgentSpec {
+  std::string baseline = "fcfs";
+  AgentOptions agent;
+};
+std::unique_ptr<policy::Picker> make_agent_picker(AgentPicker::Ranker rank, const AgentSpec& spec, const policy::PriorityOptions& options);
 // A scheduler profile (options' placement, blocking, backfill) whose priority policy is `model`.
 std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& model, const policy::ProfileOptions& options,
                                                           std::optional<std::uint64_t> sample_seed = std::nullopt);

@@ -53,4 +53,29 @@ WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, 
   return {jobs.subspan(start - warm, warm + length), warm};
 }
 
+std::vector<LabelledWindow> parse_windows(const std::vector<std::string>& texts, std::size_t job_count) {
+  if (texts.empty()) return {{0, job_count, "all"}};
+  std::vector<LabelledWindow> windows;
+  for (const auto& text : texts) {
+    const auto colon = text.find(':');
+    long long start = -1, length = -1;
+    try {
+      std::size_t used1 = 0, used2 = 0;
+      if (colon != std::string::npos) {
+        start = std::stoll(text.substr(0, colon), &used1);
+        length = std::stoll(text.substr(colon + 1), &used2);
+        if (used1 != colon || used2 != text.size() - colon - 1) start = -1;
+      }
+    } catch (const std::exception&) {
+      start = -1;
+    }
+    if (start < 0 || length < 1)
+      throw InputError(fmt::format("--window '{}': expected START:LEN with START >= 0 and LEN >= 1", text));
+    if (static_cast<std::size_t>(start) >= job_count || static_cast<std::size_t>(length) > job_count - start)
+      throw InputError(fmt::format("--window '{}': the trace has only {} jobs", text, job_count));
+    windows.push_back({static_cast<std::size_t>(start), static_cast<std::size_t>(length), fmt::format("{}:{}", start, length)});
+  }
+  return windows;
+}
+
 }  // namespace rltune::sim

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/names.h"
 #include "core/rng.h"
@@ -44,5 +45,14 @@ struct WarmWindow {
   std::size_t warmup = 0;                // how many lead: the measured jobs start at this index
 };
 WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, std::size_t length, std::size_t warmup);
+
+// A window given as "START:LEN" (0-based, over the submit-sorted trace).
+struct LabelledWindow {
+  std::size_t start = 0, length = 0;
+  std::string label;  // "START:LEN", or "all" for the whole trace
+};
+// Parses "START:LEN" texts against a trace of `job_count` jobs; none = the whole trace ("all").
+// InputError (naming --window) for a malformed window or one past the trace's end.
+std::vector<LabelledWindow> parse_windows(const std::vector<std::string>& texts, std::size_t job_count);
 
 }  // namespace rltune::sim
