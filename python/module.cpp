@@ -1,0 +1,742 @@
+// rltune._core, the native part of the Python module (issue 22): the RL environment (one decision pass,
+// the same as `rltune train`), a vectorised one stepped on C++ threads, simulation, clusters and traces.
+// Python's side (python/rltune/__init__.py) adds Gymnasium spaces and registration. Bad input raises
+// ValueError with the CLI's message; a broken invariant raises RuntimeError.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "experiment/profile_settings.h"
+#include "experiment/runner.h"
+#include "metrics/metrics.h"
+#include "policy/registry.h"
+#include "report/outputs.h"
+#include "rl/env.h"
+#include "rl/rl_policy.h"
+#include "sim/window.h"
+#include "trace/reader.h"
+#include "workload/generator.h"
+#include "workload/model.h"
+
+namespace py = pybind11;
+using namespace rltune;
+
+namespace {
+
+// Values shared between Python objects: an environment keeps its cluster and jobs alive.
+struct Cluster {
+  std::shared_ptr<const cluster::ClusterSpec> spec;
+};
+struct Trace {
+  std::shared_ptr<const trace::Trace> trace;
+};
+
+Cluster load_cluster(const std::string& name_or_path) {
+  return {std::make_shared<const cluster::ClusterSpec>(cluster::load_cluster(name_or_path))};
+}
+
+// A cluster argument: a Cluster, or a preset name or YAML file as --cluster takes.
+Cluster as_cluster(const py::object& value) {
+  if (py::isinstance<Cluster>(value)) return value.cast<Cluster>();
+  if (py::isinstance<py::str>(value)) return load_cluster(value.cast<std::string>());
+  throw InputError("cluster: expected a Cluster, a preset name or a YAML file");
+}
+
+Trace read_trace(const std::vector<std::string>& paths, const trace::ReadOptions& options) {
+  if (paths.empty()) throw InputError("read_trace: no file given");
+  return {std::make_shared<const trace::Trace>(trace::read_traces(paths, options))};
+}
+
+Trace generate(const Cluster& cluster, const std::string& like, int jobs, double load, std::uint64_t seed) {
+  if (jobs < 1) throw InputError(fmt::format("generate: jobs {} must be at least 1", jobs));
+  if (!(load > 0) || !std::isfinite(load)) throw InputError(fmt::format("generate: load {} must be a positive number", load));
+  const workload::WorkloadModel model = workload::load_model(like.empty() ? workload::default_family(cluster.spec->source) : like);
+  return {std::make_shared<const trace::Trace>(workload::generate(model, *cluster.spec, {.jobs = jobs, .load = load, .seed = seed}))};
+}
+
+// The jobs an environment or a simulation runs: a Trace, a trace file, or (`generated`, a dict of
+// like/jobs/load/seed) a generated workload; neither = the cluster's generated family, 20,000 jobs at
+// load 0.9, seed 1 (as `rltune train`).
+Trace as_trace(const Cluster& cluster, const py::object& trace, const py::object& generated) {
+  if (!trace.is_none() && !generated.is_none()) throw InputError("give trace or generated, not both");
+  if (py::isinstance<Trace>(trace)) return trace.cast<Trace>();
+  if (py::isinstance<py::str>(trace)) return read_trace({trace.cast<std::string>()}, {});
+  if (!trace.is_none()) throw InputError("trace: expected a Trace or a file name");
+  std::string like;
+  int jobs = 20000;
+  double load = 0.9;
+  std::uint64_t seed = 1;
+  if (!generated.is_none()) {
+    const auto g = generated.cast<py::dict>();
+    for (const auto& [key, value] : g) {
+      const auto k = key.cast<std::string>();
+      if (k == "like") like = value.cast<std::string>();
+      else if (k == "jobs") jobs = value.cast<int>();
+      else if (k == "load") load = value.cast<double>();
+      else if (k == "seed") seed = value.cast<std::uint64_t>();
+      else throw InputError(fmt::format("generated: unknown key '{}' (known: like, jobs, load, seed)", k));
+    }
+  }
+  return generate(cluster, like, jobs, load, seed);
+}
+
+experiment::ProfileSettings profile_settings(const std::string& semantics, const std::string& placement, const std::string& blocking,
+                                             bool backfill, const std::string& runtime) {
+  experiment::ProfileSettings s;
+  s.semantics = semantics;
+  s.placement = placement;
+  s.blocking = blocking;
+  s.backfill = backfill;
+  s.runtime = runtime;
+  return s;
+}
+
+// A policy written in Python: a callable given each pass's observation [kSlots x features] and action
+// mask, returning one score per action; the best legal action is taken, as `rl:DIR` takes a model's.
+struct Agent {
+  py::function fn;
+  std::string name, baseline, features;
+  bool skip = false, commit = true;
+
+  int actions() const { return skip ? rl::kActions : rl::kSlots; }
+  std::unique_ptr<policy::ProfileScheduler> profile(const policy::ProfileOptions& options) const {
+    rl::AgentSpec spec;
+    spec.baseline = baseline;
+    spec.agent.observation.features = rl::parse_feature_set(features);
+    spec.agent.skip = skip;
+    spec.agent.commit = commit;
+    const int width = rl::feature_count(spec.agent.observation.features), count = actions();
+    auto rank = [fn = fn, name = name, width, count](const rl::Observation& obs, std::span<float> out) {
+      const py::gil_scoped_acquire gil;  // simulate runs without it
+      py::array_t<float> values({rl::kSlots, width});
+      std::memcpy(values.mutable_data(), obs.values.data(), sizeof(float) * rl::kSlots * static_cast<std::size_t>(width));
+      py::array_t<bool> mask(count);
+      for (int a = 0; a < count; ++a) mask.mutable_data()[a] = obs.mask[static_cast<std::size_t>(a)] != 0;
+      const py::object result = fn(values, mask);
+      const auto scores = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
+      if (!scores || scores.ndim() != 1 || scores.shape(0) != count)
+        throw InputError(fmt::format("agent {}: returned {}; expected {} scores, one per action", name,
+                                     py::repr(result).cast<std::string>().substr(0, 80), count));
+      for (int a = 0; a < count; ++a) {
+        if (std::isnan(scores.data()[a])) throw InputError(fmt::format("agent {}: score {} is NaN", name, a));
+        out[static_cast<std::size_t>(a)] = scores.data()[a];
+      }
+    };
+    return std::make_unique<policy::ProfileScheduler>(options, rl::make_agent_picker(rank, spec, options.priority_options),
+                                                      policy::make_placement(options));
+  }
+};
+
+// The environment's arguments, by keyword; the defaults are Python's (python/rltune/__init__.py
+// documents them).
+struct EnvArgs {
+  py::object cluster = py::str("helios"), trace = py::none(), generated = py::none();
+  int window_len = 256, warmup = 0;
+  double train_split = 0.7;
+  std::string split = "train", baseline = "fcfs", score = "bsld", features = "extended";
+  std::string semantics = "rltune", placement = "greedy", blocking = "global", runtime = "oracle";
+  bool backfill = false, skip = false, commit = true;
+  std::uint64_t seed = 0;
+};
+
+// A keyword argument's value as T; ValueError naming the argument when it has another type.
+template <typename T>
+void take(const py::handle& value, const std::string& key, T& into) {
+  try {
+    into = value.cast<T>();
+  } catch (const py::cast_error&) {
+    throw InputError(fmt::format("{}: {} is not a valid value", key, py::repr(value).cast<std::string>()));
+  }
+}
+
+EnvArgs env_args(const py::kwargs& kwargs) {
+  EnvArgs a;
+  for (const auto& [key, value] : kwargs) {
+    const auto k = key.cast<std::string>();
+    if (k == "cluster") a.cluster = py::reinterpret_borrow<py::object>(value);
+    else if (k == "trace") a.trace = py::reinterpret_borrow<py::object>(value);
+    else if (k == "generated") a.generated = py::reinterpret_borrow<py::object>(value);
+    else if (k == "window_len") take(value, k, a.window_len);
+    else if (k == "warmup") take(value, k, a.warmup);
+    else if (k == "train_split") take(value, k, a.train_split);
+    else if (k == "split") take(value, k, a.split);
+    else if (k == "baseline") take(value, k, a.baseline);
+    else if (k == "score") take(value, k, a.score);
+    else if (k == "features") take(value, k, a.features);
+    else if (k == "semantics") take(value, k, a.semantics);
+    else if (k == "placement") take(value, k, a.placement);
+    else if (k == "blocking") take(value, k, a.blocking);
+    else if (k == "runtime") take(value, k, a.runtime);
+    else if (k == "backfill") take(value, k, a.backfill);
+    else if (k == "skip") take(value, k, a.skip);
+    else if (k == "commit") take(value, k, a.commit);
+    else if (k == "seed") take(value, k, a.seed);
+    else throw py::type_error(fmt::format("Env: unexpected argument '{}'", k));
+  }
+  return a;
+}
+
+// Python's view of the episode environment: Gymnasium's reset/step over rl::Env.
+class Env {
+ public:
+  explicit Env(const EnvArgs& a) : cluster_(as_cluster(a.cluster)), trace_(as_trace(cluster_, a.trace, a.generated)), rng_(a.seed),
+                                   split_(sim::parse_split(a.split)) {
+    rl::EnvOptions& o = options_;
+    o.window = {.count = 1, .length = a.window_len, .warmup = a.warmup, .train_split = a.train_split};
+    check_bounds(o.window, sim::window_settings(), "Env");
+    if (static_cast<std::size_t>(a.window_len) > trace_.trace->jobs.size())
+      throw InputError(fmt::format("window_len {}: must be at most the trace's {} jobs", a.window_len, trace_.trace->jobs.size()));
+    const experiment::ProfileSettings settings = profile_settings(a.semantics, a.placement, a.blocking, a.backfill, a.runtime);
+    o.baseline = a.baseline;
+    o.score = rl::parse_score(a.score);
+    o.profile = settings.profile(a.baseline);
+    o.engine = settings.engine();
+    o.observation.features = rl::parse_feature_set(a.features);
+    o.skip = a.skip;
+    o.commit = a.commit;
+    env_ = std::make_unique<rl::Env>(*cluster_.spec, trace_.trace->jobs, o);
+  }
+
+  int features() const { return rl::feature_count(options_.observation.features); }
+  int actions() const { return options_.skip ? rl::kActions : rl::kSlots; }
+  bool done() const { return done_; }
+
+  // Starts an episode: on a window drawn from the split, or at options["start"].
+  void reset(std::optional<std::uint64_t> seed, std::optional<std::size_t> start) {
+    if (seed) rng_ = Rng(*seed);
+    if (start) {
+      const auto [first, last] = sim::split_range(trace_.trace->jobs.size(), options_.window.train_split, split_);
+      if (*start < first || *start + static_cast<std::size_t>(options_.window.length) > last)
+        throw InputError(fmt::format("start {}: a window of {} jobs must lie within the {} split, jobs {} to {}", *start,
+                                     options_.window.length, sim::to_string(split_), first, last));
+      env_->reset_at(*start);
+    } else {
+      env_->reset(rng_, split_);
+    }
+    done_ = false;
+    reward_ = 0;
+  }
+
+  // Applies an action; the reward is nonzero only at the end of the episode.
+  void step(int action) {
+    if (done_) throw InputError("the episode has ended: call reset() first");
+    if (action < 0 || action >= actions()) throw InputError(fmt::format("action {}: must be in [0, {})", action, actions()));
+    if (!env_->observation().mask[static_cast<std::size_t>(action)])
+      throw InputError(fmt::format("action {}: not legal now (info['action_mask'] tells which are)", action));
+    const rl::Env::Step s = env_->step(action);
+    done_ = s.done;
+    reward_ = s.reward;
+  }
+  double reward() const { return reward_; }
+
+  // For benchmarks: plays `episodes` episodes in C++ (legal actions: the first, or uniformly drawn with
+  // `seed`), as a C++ agent would, reading observations in place; returns the steps taken.
+  std::size_t play(int episodes, bool random, std::uint64_t seed) {
+    Rng pick(seed);
+    std::size_t steps = 0;
+    for (int k = 0; k < episodes; ++k) {
+      reset(std::nullopt, std::nullopt);
+      while (!done_) {
+        const auto& mask = env_->observation().mask;
+        int legal[rl::kActions], count = 0;
+        for (int a = 0; a < actions(); ++a)
+          if (mask[static_cast<std::size_t>(a)]) legal[count++] = a;
+        const int action = random ? legal[pick.uniform_int(0, count - 1)] : legal[0];
+        done_ = env_->step(action).done;
+        ++steps;
+      }
+    }
+    return steps;
+  }
+
+  // The observation [kSlots x features] into `out`; zeros once the episode has ended.
+  void write_observation(float* out) const {
+    const std::size_t n = static_cast<std::size_t>(rl::kSlots * features());
+    if (done_) std::memset(out, 0, n * sizeof(float));
+    else std::memcpy(out, env_->observation().values.data(), n * sizeof(float));
+  }
+  void write_mask(bool* out) const {
+    for (int a = 0; a < actions(); ++a) out[a] = !done_ && env_->observation().mask[static_cast<std::size_t>(a)] != 0;
+  }
+
+  // The episode's scores over the window's jobs (not the warm-up's).
+  struct Metrics {
+    double score, baseline_score, avg_bsld, avg_wait_s, avg_jct_s, gpu_utilization;
+  };
+  Metrics metrics() const {
+    const sim::Engine& e = env_->engine();
+    const std::size_t first = e.job_count() - static_cast<std::size_t>(options_.window.length);
+    return {env_->agent_score(),
+            env_->baseline_score(),
+            rl::score(e, rl::Score::bsld, first),
+            rl::score(e, rl::Score::wait, first),
+            rl::score(e, rl::Score::jct, first),
+            -rl::score(e, rl::Score::util, first)};
+  }
+  std::size_t window_start() const { return env_->window_start(); }
+  Seconds now() const { return env_->engine().now(); }
+
+ private:
+  Cluster cluster_;
+  Trace trace_;
+  rl::EnvOptions options_;
+  std::unique_ptr<rl::Env> env_;
+  Rng rng_;
+  sim::Split split_;
+  bool done_ = true;
+  double reward_ = 0;
+};
+
+py::array_t<float> observation_array(const Env& env) {
+  py::array_t<float> obs({rl::kSlots, env.features()});
+  env.write_observation(obs.mutable_data());
+  return obs;
+}
+
+py::array_t<bool> mask_array(const Env& env) {
+  py::array_t<bool> mask(env.actions());
+  env.write_mask(mask.mutable_data());
+  return mask;
+}
+
+constexpr const char* kMetricNames[] = {"score", "baseline_score", "avg_bsld", "avg_wait_s", "avg_jct_s", "gpu_utilization"};
+std::array<double, 6> metric_values(const Env::Metrics& m) {
+  return {m.score, m.baseline_score, m.avg_bsld, m.avg_wait_s, m.avg_jct_s, m.gpu_utilization};
+}
+
+py::dict step_info(const Env& env) {
+  py::dict info;
+  info["action_mask"] = mask_array(env);
+  info["window_start"] = env.window_start();
+  info["now"] = env.now();
+  if (env.done()) {
+    const auto values = metric_values(env.metrics());
+    for (std::size_t k = 0; k < values.size(); ++k) info[kMetricNames[k]] = values[k];
+  }
+  return info;
+}
+
+// n environments stepped together; environment i is seeded seed + i, so VecEnv(n) equals n Envs
+// stepped in turn. An environment whose episode ends starts the next one at once (auto-reset): the
+// observation returned is the new episode's, and the ended episode's metrics are in info.
+class VecEnv {
+ public:
+  VecEnv(std::vector<std::unique_ptr<Env>> envs, int threads) : envs_(std::move(envs)), team_(threads) {}
+
+  std::size_t size() const { return envs_.size(); }
+  const Env& env(std::size_t i) const { return *envs_[i]; }
+
+  py::tuple reset(std::optional<std::uint64_t> seed) {
+    {
+      py::gil_scoped_release release;
+      team_.for_each(envs_.size(), [&](std::size_t i, int) {
+        envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt);
+      });
+    }
+    return py::make_tuple(observations(), infos(std::vector<std::uint8_t>(envs_.size(), 0), {}));
+  }
+
+  py::tuple step(const py::array_t<long long, py::array::c_style | py::array::forcecast>& actions) {
+    if (actions.ndim() != 1 || static_cast<std::size_t>(actions.shape(0)) != envs_.size())
+      throw InputError(fmt::format("actions: expected {} actions, one per environment", envs_.size()));
+    const long long* a = actions.data();
+    for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
+      if (a[i] < 0 || a[i] >= envs_[i]->actions() || (!envs_[i]->done() && !legal(*envs_[i], static_cast<int>(a[i]))))
+        throw InputError(fmt::format("actions[{}] = {}: not legal now (info['action_mask'] tells which are)", i, a[i]));
+    std::vector<std::uint8_t> ended(envs_.size(), 0);
+    std::vector<Env::Metrics> finished(envs_.size());
+    py::array_t<double> rewards(static_cast<py::ssize_t>(envs_.size()));
+    double* r = rewards.mutable_data();
+    {
+      py::gil_scoped_release release;
+      team_.for_each(envs_.size(), [&](std::size_t i, int) {
+        Env& e = *envs_[i];
+        e.step(static_cast<int>(a[i]));
+        r[i] = e.reward();
+        if (e.done()) {
+          ended[i] = 1;
+          finished[i] = e.metrics();
+          e.reset(std::nullopt, std::nullopt);
+        }
+      });
+    }
+    py::array_t<bool> terminated(static_cast<py::ssize_t>(envs_.size())), truncated(static_cast<py::ssize_t>(envs_.size()));
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      terminated.mutable_data()[i] = ended[i] != 0;
+      truncated.mutable_data()[i] = false;
+    }
+    return py::make_tuple(observations(), rewards, terminated, truncated, infos(ended, finished));
+  }
+
+ private:
+  static bool legal(const Env& e, int action) {
+    bool mask[rl::kActions];
+    e.write_mask(mask);
+    return mask[action];
+  }
+  py::array_t<float> observations() const {
+    const int f = envs_.front()->features();
+    py::array_t<float> obs({static_cast<py::ssize_t>(envs_.size()), static_cast<py::ssize_t>(rl::kSlots), static_cast<py::ssize_t>(f)});
+    for (std::size_t i = 0; i < envs_.size(); ++i) envs_[i]->write_observation(obs.mutable_data() + i * rl::kSlots * f);
+    return obs;
+  }
+  // action_mask [n x actions]; per metric an array with NaN where no episode ended; "_final" marks the ended.
+  py::dict infos(const std::vector<std::uint8_t>& ended, const std::vector<Env::Metrics>& finished) const {
+    const auto n = static_cast<py::ssize_t>(envs_.size());
+    const int actions = envs_.front()->actions();
+    py::array_t<bool> mask({n, static_cast<py::ssize_t>(actions)});
+    py::array_t<bool> final_mask(n);
+    py::array_t<long long> starts(n);
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      envs_[i]->write_mask(mask.mutable_data() + i * actions);
+      final_mask.mutable_data()[i] = ended[i] != 0;
+      starts.mutable_data()[i] = static_cast<long long>(envs_[i]->window_start());
+    }
+    py::dict info;
+    info["action_mask"] = mask;
+    info["window_start"] = starts;
+    info["_final"] = final_mask;
+    for (std::size_t k = 0; k < std::size(kMetricNames); ++k) {
+      py::array_t<double> values(n);
+      for (std::size_t i = 0; i < envs_.size(); ++i)
+        values.mutable_data()[i] = ended[i] ? metric_values(finished[i])[k] : std::nan("");
+      info[kMetricNames[k]] = values;
+    }
+    return info;
+  }
+
+  std::vector<std::unique_ptr<Env>> envs_;
+  ThreadTeam team_;
+};
+
+// Columns of n rows, in the order they are added: numbers as numpy arrays, text as lists (pandas-friendly).
+class Columns {
+ public:
+  explicit Columns(std::size_t rows) : rows_(static_cast<py::ssize_t>(rows)) {}
+  template <typename T>
+  T* numbers(const char* name) {
+    py::array_t<T> column(rows_);
+    dict_[name] = column;
+    return column.mutable_data();
+  }
+  py::list text(const char* name) {
+    py::list column;
+    dict_[name] = column;
+    return column;  // shares the list in the dict
+  }
+  py::dict dict() const { return dict_; }
+
+ private:
+  py::ssize_t rows_;
+  py::dict dict_;
+};
+
+// Per-job records of runs: the columns of jobs.csv. Rejected jobs have -1 times and a NaN slowdown.
+py::dict job_columns(const std::vector<const metrics::RunMetrics*>& runs) {
+  std::size_t n = 0;
+  for (const auto* run : runs) n += run->jobs.size();
+  Columns c(n);
+  py::list window = c.text("window"), job_id = c.text("job_id"), pool = c.text("pool");
+  long long* gpus = c.numbers<long long>("num_gpus");
+  long long* submit = c.numbers<long long>("submit_time");
+  long long* start = c.numbers<long long>("start_time");
+  long long* end = c.numbers<long long>("end_time");
+  long long* wait = c.numbers<long long>("wait_s");
+  long long* jct = c.numbers<long long>("jct_s");
+  double* bsld = c.numbers<double>("bsld");
+  py::list placement = c.text("placement"), status = c.text("status"), reason = c.text("reason");
+  std::size_t k = 0;
+  for (const auto* run : runs)
+    for (const metrics::JobRecord& j : run->jobs) {
+      const bool done = j.completed();
+      window.append(run->window);
+      job_id.append(j.job_id);
+      pool.append(j.pool);
+      gpus[k] = j.gpus;
+      submit[k] = j.submit;
+      start[k] = done ? j.start : -1;
+      end[k] = done ? j.end : -1;
+      wait[k] = done ? j.wait() : -1;
+      jct[k] = done ? j.jct() : -1;
+      bsld[k] = done ? j.bsld() : std::nan("");
+      placement.append(j.placement);
+      status.append(j.status);
+      reason.append(j.reason);
+      ++k;
+    }
+  return c.dict();
+}
+
+py::object json_to_python(const report::Json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+// Each policy over the windows: {name: {"jobs": columns, "summary": summary.json's object}}.
+py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, const py::object& generated,
+                  const py::object& policies_arg, const std::string& semantics, const std::string& placement,
+                  const std::string& blocking, bool backfill, const std::string& runtime, const std::vector<std::string>& window_texts,
+                  int warmup, std::uint64_t seed) {
+  const Cluster cluster = as_cluster(cluster_arg);
+  const Trace trace = as_trace(cluster, trace_arg, generated);
+  if (warmup < 0) throw InputError(fmt::format("warmup {}: must not be negative", warmup));
+  const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size());
+  const experiment::ProfileSettings settings = profile_settings(semantics, placement, blocking, backfill, runtime);
+  const sim::EngineOptions engine = settings.engine();
+  // One name, or a sequence of names and Agents.
+  const py::list policies = py::isinstance<py::str>(policies_arg) || py::isinstance<Agent>(policies_arg) ? py::list(py::make_tuple(policies_arg))
+                                                                                                          : py::list(policies_arg);
+  if (policies.empty()) throw InputError("policies: no policy given");
+  // Each policy's name and how to build its scheduler.
+  struct Entry {
+    std::string name;
+    policy::ProfileOptions options;
+    const Agent* agent = nullptr;
+  };
+  std::vector<Entry> entries;
+  std::vector<Agent> agents;
+  agents.reserve(policies.size());
+  for (const py::handle& p : policies) {
+    Entry e;
+    if (py::isinstance<Agent>(p)) {
+      agents.push_back(p.cast<Agent>());
+      e.agent = &agents.back();
+      e.options = settings.profile(e.agent->baseline);
+      e.name = e.agent->name;
+    } else if (py::isinstance<py::str>(p)) {
+      e.options = settings.profile(p.cast<std::string>());
+      e.name = e.options.name();
+    } else {
+      throw InputError(fmt::format("policies: {} is neither a policy name nor an Agent", py::repr(p).cast<std::string>()));
+    }
+    e.options.priority_options.seed = seed;  // rl-sampled's stream, as simulate --seed
+    for (const Entry& before : entries)
+      if (before.name == e.name) throw InputError(fmt::format("policies: {} is given twice", e.name));
+    entries.push_back(std::move(e));
+  }
+  py::dict out;
+  for (const Entry& e : entries) {
+    // Built and destroyed with the GIL held: an Agent's scheduler holds Python objects.
+    const auto scheduler = e.agent ? e.agent->profile(e.options) : policy::make_profile(e.options);
+    std::vector<metrics::RunMetrics> runs;
+    {
+      const py::gil_scoped_release release;
+      for (const auto& w : windows)
+        runs.push_back(experiment::run_window(*cluster.spec, sim::warm_window(trace.trace->jobs, w.start, w.length, static_cast<std::size_t>(warmup)),
+                                              engine, *scheduler, w.label));
+    }
+    std::vector<const metrics::RunMetrics*> run_ptrs;
+    for (const auto& r : runs) run_ptrs.push_back(&r);
+    py::dict result;
+    result["jobs"] = job_columns(run_ptrs);
+    result["summary"] = json_to_python(report::summary_json(run_ptrs));
+    out[py::str(e.name)] = result;
+  }
+  return out;
+}
+
+// A trace's jobs as columns.
+py::dict trace_columns(const Trace& t) {
+  const auto& jobs = t.trace->jobs;
+  Columns c(jobs.size());
+  py::list id = c.text("job_id");
+  long long* submit = c.numbers<long long>("submit_time");
+  long long* duration = c.numbers<long long>("duration");
+  int* gpus = c.numbers<int>("num_gpus");
+  py::list vc = c.text("vc"), gpu_types = c.text("gpu_types"), user = c.text("user");
+  int* cpus = c.numbers<int>("num_cpus");
+  long long* requested = c.numbers<long long>("requested_time");
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const trace::JobSpec& j = jobs[k];
+    id.append(j.id);
+    submit[k] = j.submit;
+    duration[k] = j.duration;
+    gpus[k] = j.gpus;
+    vc.append(j.vc);
+    gpu_types.append(trace::join_gpu_types(j.gpu_types));
+    user.append(j.user);
+    cpus[k] = j.cpus;
+    requested[k] = j.requested_time;
+  }
+  return c.dict();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "rltune's engine: the RL environment, simulation, clusters and traces";
+  policy::register_builtins();
+  rl::register_rl_policy();
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const InvariantError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  m.attr("SLOTS") = rl::kSlots;
+  m.attr("SKIP") = rl::kSkip;
+
+  py::class_<Cluster>(m, "Cluster", "A cluster: pools of identical nodes")
+      .def(py::init(&load_cluster), py::arg("name_or_path"), "A preset (helios, philly, alibaba) or a cluster YAML file")
+      .def_static("from_yaml", &load_cluster, py::arg("path"))
+      .def_property_readonly("name", [](const Cluster& c) { return c.spec->name; })
+      .def_property_readonly("source", [](const Cluster& c) { return c.spec->source; })
+      .def_property_readonly("total_gpus", [](const Cluster& c) { return c.spec->total_gpus(); })
+      .def_property_readonly("total_nodes", [](const Cluster& c) { return c.spec->total_nodes(); })
+      .def_property_readonly("pools", [](const Cluster& c) {
+        py::list pools;
+        for (const auto& p : c.spec->pools) {
+          py::dict d;
+          d["name"] = p.name;
+          d["gpu_type"] = p.gpu_type;
+          d["nodes"] = p.nodes;
+          d["gpus_per_node"] = p.gpus_per_node;
+          pools.append(d);
+        }
+        return pools;
+      })
+      .def("__repr__", [](const Cluster& c) {
+        return fmt::format("Cluster('{}': {} pools, {} nodes, {} GPUs)", c.spec->name, c.spec->pools.size(), c.spec->total_nodes(),
+                           c.spec->total_gpus());
+      });
+
+  py::class_<Trace>(m, "Trace", "Jobs sorted by submit time")
+      .def("__len__", [](const Trace& t) { return t.trace->jobs.size(); })
+      .def_property_readonly("source", [](const Trace& t) { return t.trace->source; })
+      .def_property_readonly("format", [](const Trace& t) { return t.trace->format; })
+      .def_property_readonly("skipped", [](const Trace& t) { return t.trace->skipped.skipped; })
+      .def("to_dict", &trace_columns, "The jobs as columns (numpy arrays and lists)")
+      .def("__repr__", [](const Trace& t) {
+        return fmt::format("Trace('{}', format {}, {} jobs)", t.trace->source, t.trace->format, t.trace->jobs.size());
+      });
+
+  m.def(
+      "read_trace",
+      [](const py::object& paths, const std::string& format, bool skip_invalid, int vc_column, int gpu_type_column,
+         const std::string& duration_source, std::uint64_t seed, double gpus_per_proc, const std::string& pai_task_table) {
+        std::vector<std::string> files;
+        if (py::isinstance<py::str>(paths)) files.push_back(paths.cast<std::string>());
+        else files = paths.cast<std::vector<std::string>>();
+        const trace::ReadOptions o{.format = format,
+                                   .skip_invalid = skip_invalid,
+                                   .vc_column = vc_column,
+                                   .gpu_type_column = gpu_type_column,
+                                   .duration_source = duration_source,
+                                   .seed = seed,
+                                   .gpus_per_proc = gpus_per_proc,
+                                   .pai_task_table = pai_task_table,
+                                   .max_line_bytes = trace::ReadOptions{}.max_line_bytes};
+        return read_trace(files, o);
+      },
+      py::arg("path"), py::kw_only(), py::arg("format") = "auto", py::arg("skip_invalid") = false, py::arg("vc_column") = 17,
+      py::arg("gpu_type_column") = 18, py::arg("duration_source") = "", py::arg("seed") = 1, py::arg("gpus_per_proc") = 1.0,
+      py::arg("pai_task_table") = "", "Reads a trace file (or a list of files) as `rltune simulate --trace` does");
+  m.def(
+      "generate", [](const py::object& cluster, const std::string& like, int jobs, double load, std::uint64_t seed) {
+        return generate(as_cluster(cluster), like, jobs, load, seed);
+      },
+      py::arg("cluster") = "helios", py::kw_only(), py::arg("like") = "", py::arg("jobs") = 2000, py::arg("load") = 0.9,
+      py::arg("seed") = 1, "A generated workload, as `rltune generate` (like: a family or model file; default the cluster's)");
+
+  py::class_<Env>(m, "_Env")
+      .def(py::init([](const py::kwargs& kwargs) { return std::make_unique<Env>(env_args(kwargs)); }))
+      .def_property_readonly("features", &Env::features)
+      .def_property_readonly("actions", &Env::actions)
+      .def(
+          "reset",
+          [](Env& e, std::optional<std::uint64_t> seed, const py::object& options) {
+            std::optional<std::size_t> start;
+            if (!options.is_none()) {
+              const auto o = options.cast<py::dict>();
+              for (const auto& [key, value] : o) {
+                const auto k = key.cast<std::string>();
+                if (k == "start") start = value.cast<std::size_t>();
+                else throw InputError(fmt::format("reset options: unknown key '{}' (known: start)", k));
+              }
+            }
+            {
+              py::gil_scoped_release release;
+              e.reset(seed, start);
+            }
+            return py::make_tuple(observation_array(e), step_info(e));
+          },
+          py::kw_only(), py::arg("seed") = py::none(), py::arg("options") = py::none())
+      .def(
+          "step",
+          [](Env& e, int action) {
+            {
+              py::gil_scoped_release release;
+              e.step(action);
+            }
+            return py::make_tuple(observation_array(e), e.reward(), e.done(), false, step_info(e));
+          },
+          py::arg("action"))
+      .def(
+          "_play",
+          [](Env& e, int episodes, bool random, std::uint64_t seed) {
+            py::gil_scoped_release release;
+            return e.play(episodes, random, seed);
+          },
+          py::arg("episodes"), py::arg("random") = true, py::arg("seed") = 1, "Benchmarks: episodes played in C++; returns the steps");
+
+  py::class_<VecEnv>(m, "_VecEnv")
+      .def(py::init([](int n, int threads, const py::kwargs& kwargs) {
+             if (n < 1) throw InputError(fmt::format("n {}: must be at least 1", n));
+             if (threads < 1) throw InputError(fmt::format("threads {}: must be at least 1", threads));
+             EnvArgs a = env_args(kwargs);
+             const std::uint64_t seed = a.seed;
+             // The jobs are read or generated once and shared.
+             const Cluster cluster = as_cluster(a.cluster);
+             a.trace = py::cast(as_trace(cluster, a.trace, a.generated));
+             a.generated = py::none();
+             a.cluster = py::cast(cluster);
+             std::vector<std::unique_ptr<Env>> envs;
+             for (int i = 0; i < n; ++i) {
+               a.seed = seed + static_cast<std::uint64_t>(i);
+               envs.push_back(std::make_unique<Env>(a));
+             }
+             return std::make_unique<VecEnv>(std::move(envs), threads);
+           }),
+           py::arg("n"), py::arg("threads") = 2)
+      .def("__len__", &VecEnv::size)
+      .def_property_readonly("features", [](const VecEnv& v) { return v.env(0).features(); })
+      .def_property_readonly("actions", [](const VecEnv& v) { return v.env(0).actions(); })
+      .def("reset", &VecEnv::reset, py::kw_only(), py::arg("seed") = py::none())
+      .def("step", &VecEnv::step, py::arg("actions"));
+
+  py::class_<Agent>(m, "Agent", "A policy written in Python, for simulate")
+      .def(py::init([](py::function fn, std::optional<std::string> name, const std::string& baseline, const std::string& features,
+                       bool skip, bool commit) {
+             rl::parse_feature_set(features);  // InputError for unknown names, now rather than at the run
+             policy::make_priority(baseline, {});
+             const std::string shown = name ? *name : py::str(py::getattr(fn, "__name__", py::str("agent"))).cast<std::string>();
+             return Agent{std::move(fn), shown, baseline, features, skip, commit};
+           }),
+           py::arg("fn"), py::kw_only(), py::arg("name") = py::none(), py::arg("baseline") = "fcfs", py::arg("features") = "extended",
+           py::arg("skip") = false, py::arg("commit") = true)
+      .def_property_readonly("name", [](const Agent& a) { return a.name; })
+      .def_property_readonly("baseline", [](const Agent& a) { return a.baseline; })
+      .def_property_readonly("features", [](const Agent& a) { return a.features; });
+
+  m.def("simulate", &simulate, py::arg("cluster") = "helios", py::arg("trace") = py::none(), py::kw_only(),
+        py::arg("generated") = py::none(), py::arg("policies") = py::make_tuple("fcfs"), py::arg("semantics") = "rltune",
+        py::arg("placement") = "greedy", py::arg("blocking") = "global", py::arg("backfill") = false, py::arg("runtime") = "oracle",
+        py::arg("windows") = std::vector<std::string>{}, py::arg("warmup") = 0, py::arg("seed") = 1,
+        "Runs each policy over the windows (\"START:LEN\"; default the whole trace) as `rltune simulate`: "
+        "{policy: {'jobs': columns of jobs.csv, 'summary': summary.json}}");
+}

@@ -1,0 +1,110 @@
+"""rltune for Python: the scheduling environment, simulation, clusters and traces of rltune's C++ engine.
+
+    import rltune
+    env = rltune.Env(cluster="helios", generated={"jobs": 20000, "load": 0.9}, window_len=256)
+    obs, info = env.reset(seed=1)
+    while True:
+        action = int(info["action_mask"].nonzero()[0][0])   # your policy here
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated:
+            break
+
+The environment is the one `rltune train` learns in (the same decision pass as `rltune simulate`):
+an episode is a window of jobs; at each decision the agent picks one of the first 128 queued jobs
+(slots, in the baseline's order); the reward is terminal, (baseline - agent) / max(baseline, agent, 1)
+on the score. Observations are float32 arrays [128, features] in [0, 1]; info["action_mask"] tells
+which actions are legal. Bad arguments raise ValueError with the message the CLI gives.
+"""
+
+import numpy as np
+
+from ._core import SKIP, SLOTS, Agent, Cluster, Trace, generate, read_trace, simulate  # noqa: F401
+from . import _core
+
+__all__ = ["Env", "VecEnv", "Agent", "Cluster", "Trace", "read_trace", "generate", "simulate", "SLOTS", "SKIP"]
+
+try:  # Gymnasium is optional: spaces and registration when it is there, plain objects otherwise
+    import gymnasium as _gym
+except ImportError:
+    _gym = None
+
+
+class _Space:
+    """What a Gymnasium space tells, for when Gymnasium is not installed."""
+
+    def __init__(self, shape, dtype, low, high, n=None):
+        self.shape, self.dtype, self.low, self.high, self.n = shape, np.dtype(dtype), low, high, n
+
+    def __repr__(self):
+        if self.n is not None:
+            return f"Discrete({self.n})"
+        return f"Box({self.low}, {self.high}, {self.shape}, {self.dtype})"
+
+
+def _spaces(features, actions):
+    if _gym is not None:
+        return (_gym.spaces.Box(0.0, 1.0, shape=(SLOTS, features), dtype=np.float32),
+                _gym.spaces.Discrete(actions))
+    return (_Space((SLOTS, features), np.float32, 0.0, 1.0),
+            _Space((), np.int64, 0, actions - 1, n=actions))
+
+
+_EnvBases = (_core._Env,) if _gym is None else (_core._Env, _gym.Env)
+
+
+class Env(*_EnvBases):
+    """One scheduling environment (Gymnasium API).
+
+    cluster: a preset ("helios", "philly", "alibaba"), a cluster YAML file or a Cluster.
+    trace: a Trace or a trace file; or generated: {"like", "jobs", "load", "seed"} (default: the
+        cluster's family, 20,000 jobs at load 0.9, seed 1, as `rltune train`).
+    window_len, warmup, train_split, split: episodes are windows of window_len jobs drawn from the
+        split ("train": the first train_split of the jobs; "validation", "test", "all"), each after up
+        to warmup jobs replayed by fcfs first (not scored).
+    baseline, score, features: the heuristic the reward compares against (it also orders the
+        observed queue), the score (bsld, wait, jct, sld, util) and the feature set (paper,
+        extended, ranked, realistic), as `rltune train`.
+    semantics, placement, blocking, backfill, runtime: how jobs start, as `rltune simulate`.
+    skip: the agent may also wait (action SKIP). commit: a pick that cannot start yet is kept
+        (False: `--reconsider`). seed: the window draws (reset(seed=...) reseeds).
+    reset(options={"start": N}) starts the episode at job N of the split instead of a drawn window.
+    """
+
+    metadata = {"render_modes": []}
+    render_mode = None
+
+    def __init__(self, cluster="helios", trace=None, *, generated=None, window_len=256, warmup=0, train_split=0.7,
+                 split="train", baseline="fcfs", score="bsld", features="extended", semantics="rltune",
+                 placement="greedy", blocking="global", backfill=False, runtime="oracle", skip=False, commit=True,
+                 seed=0):
+        super().__init__(cluster=cluster, trace=trace, generated=generated, window_len=window_len, warmup=warmup,
+                         train_split=train_split, split=split, baseline=baseline, score=score, features=features,
+                         semantics=semantics, placement=placement, blocking=blocking, backfill=backfill,
+                         runtime=runtime, skip=skip, commit=commit, seed=seed)
+        self.observation_space, self.action_space = _spaces(self.features, self.actions)
+
+    def close(self):
+        pass
+
+
+class VecEnv(_core._VecEnv):
+    """n environments stepped together on C++ threads, with stacked arrays and auto-reset.
+
+    Environment i is Env(seed=seed + i, **kwargs): VecEnv(n) equals n Envs stepped in turn. step(actions)
+    returns observations [n, 128, features], rewards [n], terminated [n], truncated [n] and info:
+    "action_mask" [n, actions], "window_start" [n], and for environments whose episode just ended
+    ("_final" [n] marks them) their metrics (score, baseline_score, avg_bsld, ...; NaN elsewhere). An
+    ended environment has already started its next episode: its observation is that episode's first.
+    """
+
+    def __init__(self, n, *, threads=2, **env_kwargs):
+        super().__init__(n, threads, **env_kwargs)
+        self.num_envs = n
+        self.single_observation_space, self.single_action_space = _spaces(self.features, self.actions)
+
+    def close(self):
+        pass
+
+
+if _gym is not None:
+    _gym.register(id="rltune/Scheduling-v0", entry_point="rltune:Env")

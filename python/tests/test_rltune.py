@@ -1,0 +1,277 @@
+"""The Python module against the C++ engine and the CLI (issue 22). Run by ctest (python_module):
+PYTHONPATH holds the built package and RLTUNE_BIN the rltune executable."""
+
+import csv
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rltune
+
+RLTUNE = os.environ.get("RLTUNE_BIN", "rltune")
+MODELS = Path(__file__).resolve().parents[2] / "models"
+SMALL = {"jobs": 3000, "load": 0.9, "seed": 1}
+
+
+def first_legal(info):
+    return int(np.flatnonzero(info["action_mask"])[0])
+
+
+def play(env, pick, seed=None, start=None):
+    """Plays one episode; returns the observations, the actions and the final reward and info."""
+    obs, info = env.reset(seed=seed, options=None if start is None else {"start": start})
+    observations, actions = [obs], []
+    while True:
+        a = pick(obs, info)
+        obs, reward, terminated, truncated, info = env.step(a)
+        assert not truncated
+        actions.append(a)
+        if terminated:
+            return observations, actions, reward, info
+        observations.append(obs)
+
+
+def test_slot_zero_against_fcfs_gets_reward_zero():
+    env = rltune.Env(cluster="helios", generated=SMALL, window_len=128, baseline="fcfs", seed=3)
+    assert env.observation_space.shape == (rltune.SLOTS, 10)
+    assert env.action_space.n == rltune.SLOTS
+    for episode in range(3):
+        observations, actions, reward, info = play(env, lambda obs, info: 0)
+        assert reward == 0.0
+        assert info["score"] == pytest.approx(info["baseline_score"])
+        assert info["avg_bsld"] >= 1.0
+        assert len(actions) > 0
+    # With VCs as partitions and backfilling, the head may be blocked: the first legal slot follows FCFS.
+    env = rltune.Env(cluster="helios", generated=SMALL, window_len=128, blocking="pool", backfill=True, seed=3)
+    for episode in range(3):
+        assert play(env, lambda obs, info: first_legal(info))[2] == 0.0
+    # A policy that differs from FCFS changes the schedule: the reward is not always 0.
+    rewards = [play(env, lambda obs, info: int(np.flatnonzero(info["action_mask"])[-1]))[2] for _ in range(3)]
+    assert any(r != 0.0 for r in rewards)
+
+
+def test_observations_are_in_range_and_masks_match_visible_jobs():
+    env = rltune.Env(generated=SMALL, window_len=64, features="realistic", runtime="predicted", blocking="pool",
+                     backfill=True, warmup=100, seed=5)
+    obs, info = env.reset()
+    assert obs.dtype == np.float32 and obs.shape == (rltune.SLOTS, 13)
+    assert info["action_mask"].dtype == np.bool_ and info["action_mask"].shape == (rltune.SLOTS,)
+    assert info["action_mask"].any()
+    assert (obs >= 0).all() and (obs <= 1).all()
+
+
+def test_env_is_deterministic_for_a_seed():
+    def random_player(seed):
+        rng = np.random.default_rng(seed)
+        return lambda obs, info: int(rng.choice(np.flatnonzero(info["action_mask"])))
+
+    runs = []
+    for _ in range(2):
+        env = rltune.Env(generated=SMALL, window_len=64, blocking="pool", backfill=True, seed=11)
+        episodes = [play(env, random_player(7)) for _ in range(2)]
+        runs.append(episodes)
+    for (obs_a, act_a, r_a, _), (obs_b, act_b, r_b, _) in zip(*runs):
+        assert act_a == act_b and r_a == r_b
+        assert all(np.array_equal(x, y) for x, y in zip(obs_a, obs_b))
+    # reset(seed=...) starts the same window again.
+    env = rltune.Env(generated=SMALL, window_len=64, seed=11)
+    _, first = env.reset(seed=99)
+    _, again = env.reset(seed=99)
+    assert first["window_start"] == again["window_start"]
+
+
+def test_vecenv_equals_envs_stepped_in_turn():
+    n, kwargs = 4, dict(generated=SMALL, window_len=32, blocking="pool", backfill=True, seed=20)
+    vec = rltune.VecEnv(n, threads=2, **kwargs)
+    singles = [rltune.Env(**{**kwargs, "seed": 20 + i}) for i in range(n)]
+    assert len(vec) == n and vec.num_envs == n
+    obs, info = vec.reset()
+    single = [e.reset() for e in singles]
+    assert obs.shape == (n, rltune.SLOTS, 10)
+    for i in range(n):
+        assert np.array_equal(obs[i], single[i][0])
+        assert np.array_equal(info["action_mask"][i], single[i][1]["action_mask"])
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(300):
+        actions = np.array([int(rng.choice(np.flatnonzero(info["action_mask"][i]))) for i in range(n)])
+        obs, rewards, terminated, truncated, info = vec.step(actions)
+        for i, e in enumerate(singles):
+            o, r, t, _, inf = e.step(int(actions[i]))
+            assert r == rewards[i] and t == terminated[i]
+            if t:  # the vector environment has started the next episode already
+                ended += 1
+                assert info["_final"][i] and info["avg_bsld"][i] == inf["avg_bsld"]
+                o, inf = e.reset()
+            else:
+                assert np.isnan(info["avg_bsld"][i])
+            assert np.array_equal(obs[i], o)
+            assert np.array_equal(info["action_mask"][i], inf["action_mask"])
+    assert ended > 0
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_simulate_equals_the_cli(tmp_path):
+    args = ["--cluster", "helios", "--seed", "2", "--sample-jobs", "600", "--blocking", "pool", "--backfill",
+            "--runtime", "predicted", "--policy", "fcfs,sjf", "--window", "0:300", "--window", "300:300",
+            "--warmup", "50"]
+    subprocess.run([RLTUNE, "simulate", *args, "--out", str(tmp_path)], check=True, capture_output=True)
+    results = rltune.simulate("helios", generated={"jobs": 600, "seed": 2}, policies=["fcfs", "sjf"], blocking="pool",
+                              backfill=True, runtime="predicted", windows=["0:300", "300:300"], warmup=50, seed=2)
+    assert list(results) == ["fcfs+backfill", "sjf+backfill"]  # the names simulate gives (and its folders)
+    wall_clock = {"sim_wall_s", "decision_us_p50", "decision_us_p99"}
+    for name, result in results.items():
+        rows = read_csv(tmp_path / name / "jobs.csv")
+        jobs = result["jobs"]
+        assert len(rows) == len(jobs["job_id"]) == 600
+        for k, row in enumerate(rows):
+            for column in ("window", "job_id", "pool", "placement", "status", "reason"):
+                assert row[column] == jobs[column][k]
+            for column in ("num_gpus", "submit_time", "start_time", "end_time", "wait_s", "jct_s"):
+                assert int(row[column]) == jobs[column][k]
+            assert float(row["bsld"]) == pytest.approx(jobs["bsld"][k], rel=1e-6)
+        with open(tmp_path / name / "summary.json") as f:
+            summary = json.load(f)
+        for part in ("windows", "aggregate"):
+            expected = summary[part] if part == "aggregate" else summary[part]
+            got = result["summary"][part]
+            if part == "aggregate":
+                expected, got = [expected], [got]
+            for e, g in zip(expected, got):
+                for key, value in e.items():
+                    if key not in wall_clock:
+                        assert g[key] == value, (name, part, key)
+
+
+def cli_error(*args):
+    done = subprocess.run([RLTUNE, *args], capture_output=True, text=True)
+    assert done.returncode == 2
+    return done.stderr
+
+
+@pytest.mark.parametrize("kwargs, flags", [
+    ({"runtime": "predicted:unknown"}, ["--runtime", "predicted:unknown"]),
+    ({"placement": "nowhere"}, ["--placement", "nowhere"]),
+    ({"baseline": "nope"}, ["--policy", "nope"]),
+])
+def test_bad_arguments_raise_value_error_with_the_cli_message(kwargs, flags):
+    with pytest.raises(ValueError) as raised:
+        rltune.Env(generated=SMALL, window_len=32, **kwargs)
+    message = str(raised.value)
+    assert message
+    assert message in cli_error("simulate", "--sample-jobs", "100", *flags)
+
+
+def test_bad_input_never_crashes(tmp_path):
+    env = rltune.Env(generated=SMALL, window_len=32, seed=1)
+    with pytest.raises(ValueError, match="call reset"):
+        env.step(0)
+    obs, info = env.reset()
+    illegal = int(np.flatnonzero(~info["action_mask"])[0])
+    with pytest.raises(ValueError, match="not legal"):
+        env.step(illegal)
+    with pytest.raises(ValueError, match="must be in"):
+        env.step(rltune.SLOTS)
+    with pytest.raises(ValueError, match="window_len"):
+        rltune.Env(generated={"jobs": 50}, window_len=64)
+    with pytest.raises(ValueError, match="length"):
+        rltune.Env(generated=SMALL, window_len=0)
+    with pytest.raises(ValueError, match="start"):
+        env.reset(options={"start": 10**9})
+    with pytest.raises(ValueError, match="unknown key"):
+        rltune.Env(generated={"jobs": 100, "size": 3})
+    with pytest.raises(TypeError):
+        rltune.Env(generated=SMALL, nonsense=1)
+    with pytest.raises(ValueError, match="window_len"):
+        rltune.Env(generated=SMALL, window_len="long")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("job_id,submit_time,duration,num_gpus\na,0,10,1\nb,5,ten,1\n")
+    with pytest.raises(ValueError, match=r"bad\.csv:3"):
+        rltune.read_trace(str(bad))
+    with pytest.raises(ValueError, match="missing"):
+        rltune.read_trace(str(tmp_path / "missing.csv"))
+    with pytest.raises(ValueError):
+        rltune.Cluster("no-such-cluster")
+    vec = rltune.VecEnv(2, generated=SMALL, window_len=32)
+    vec.reset()
+    with pytest.raises(ValueError, match="expected 2 actions"):
+        vec.step(np.array([0]))
+
+
+def test_clusters_traces_and_generated_workloads(tmp_path):
+    cluster = rltune.Cluster("helios")
+    assert cluster.total_gpus == sum(p["nodes"] * p["gpus_per_node"] for p in cluster.pools)
+    trace = rltune.generate(cluster, jobs=500, load=0.9, seed=4)
+    assert len(trace) == 500
+    columns = trace.to_dict()
+    assert (np.diff(columns["submit_time"]) >= 0).all() and (columns["num_gpus"] >= 1).all()
+    path = tmp_path / "jobs.csv"
+    subprocess.run([RLTUNE, "generate", "--like", "helios", "--jobs", "500", "--load", "0.9", "--seed", "4",
+                    "--cluster", "helios", "--out", str(path)], check=True, capture_output=True)
+    read = rltune.read_trace(str(path))
+    assert read.to_dict()["job_id"] == columns["job_id"]
+    assert np.array_equal(read.to_dict()["duration"], columns["duration"])
+    # A Trace object and the same file give the same environment.
+    a = rltune.Env(cluster=cluster, trace=read, window_len=64, seed=2)
+    b = rltune.Env(cluster="helios", trace=str(path), window_len=64, seed=2)
+    oa, _ = a.reset()
+    ob, _ = b.reset()
+    assert np.array_equal(oa, ob)
+
+
+def numpy_agent(model):
+    """The policy network of a model's best.json, written in numpy, as an Agent."""
+    with open(model / "best.json") as f:
+        policy = json.load(f)
+    assert policy["network"]["arch"] == "mlp"
+    layers = [(np.array(l["weight"], np.float32).reshape(l["out"], l["in"]), np.array(l["bias"], np.float32))
+              for l in policy["network"]["layers"]]
+
+    def scores(obs, mask):
+        h = obs
+        for k, (w, b) in enumerate(layers):
+            h = h @ w.T + b
+            if k < len(layers) - 1:
+                h = np.maximum(h, 0)
+        return h[:, 0]
+
+    return rltune.Agent(scores, name="numpy-mlp", baseline=policy["baseline"],
+                        features=policy["observation"]["features"])
+
+
+def test_a_python_policy_with_a_models_network_gives_its_schedule():
+    model = MODELS / "helios-fcfs-bsld-extended"
+    agent = numpy_agent(model)
+    for blocking in ("global", "pool"):
+        runs = rltune.simulate("helios", generated={"jobs": 1500, "seed": 2}, policies=[f"rl:{model}", agent, "fcfs"],
+                               blocking=blocking)
+        ours, theirs, fcfs = runs["numpy-mlp"]["jobs"], runs[f"rl:{model}"]["jobs"], runs["fcfs"]["jobs"]
+        assert np.array_equal(ours["start_time"], theirs["start_time"])
+        assert ours["placement"] == theirs["placement"]
+        assert not np.array_equal(ours["start_time"], fcfs["start_time"])  # it is not FCFS in disguise
+
+
+def test_a_python_policy_that_misbehaves_raises():
+    def short(obs, mask):
+        return np.zeros(3)
+
+    with pytest.raises(ValueError, match="expected 128 scores"):
+        rltune.simulate("helios", generated={"jobs": 300}, policies=[rltune.Agent(short)], blocking="pool")
+
+    def broken(obs, mask):
+        raise ZeroDivisionError("inside the policy")
+
+    with pytest.raises(ZeroDivisionError, match="inside the policy"):
+        rltune.simulate("helios", generated={"jobs": 300}, policies=rltune.Agent(broken))
+    with pytest.raises(ValueError):
+        rltune.Agent(short, features="none")
+    with pytest.raises(ValueError, match="given twice"):
+        rltune.simulate("helios", generated={"jobs": 300}, policies=["fcfs", "fcfs"])
