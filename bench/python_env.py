@@ -10,9 +10,22 @@ extended features, global blocking. Rates are agent steps per second over whole 
   Python random  Env.step from Python, a random legal action drawn with numpy each step
   Python first   Env.step from Python, the first legal action: what the binding itself costs
   VecEnv(n)      n environments stepped together on n threads, first legal actions (per environment)
+
+With --published DIR, also the published RLTune environment (its HPCEnvSkip, helios, sched_algo 0,
+no backfilling) against rltune.Env on the same windows of the same trace (--trace, default the
+reference schedules' gen5vc_rltune.csv), random legal actions in both, from a local copy the user makes:
+DIR holds helios_env_base_v2.py and allocation_score.py from dshruti20/RLTune and what they import
+(numpy, scipy, heapdict; gym, tensorflow and cvxpy are not used on this path: stand-ins that
+define gym.Env, gym.spaces.Box/Discrete and gym.utils.seeding.np_random suffice). Nothing of it is
+part of rltune.
 """
 
 import argparse
+import contextlib
+import io
+import os
+import random
+import sys
 import time
 
 import numpy as np
@@ -53,9 +66,51 @@ def vec_rate(n, episodes):
     return steps / (time.perf_counter() - start)
 
 
+def published_rates(folder, trace, episodes):
+    """Steps/s of the published environment and of rltune.Env on the windows it drew."""
+    sys.path.insert(0, folder)
+    quiet = contextlib.redirect_stdout(io.StringIO())  # it prints as it goes
+    with quiet:
+        import helios_env_base_v2 as published
+        env = published.HPCEnvSkip(sched_algo=0)
+        env.seed(1)
+        env.my_init(workload_file=trace, cluster_name="helios")
+    rng = random.Random(1)
+    starts, steps, start = [], 0, time.perf_counter()
+    for _ in range(episodes):
+        with contextlib.redirect_stdout(io.StringIO()):
+            env.reset()
+        starts.append(env.start)
+        done = False
+        while not done:
+            legal = [i for i, pair in enumerate(env.pairs) if pair[0] is not None]
+            with contextlib.redirect_stdout(io.StringIO()):
+                done = env.step(rng.choice(legal))[2]
+            steps += 1
+    theirs = steps / (time.perf_counter() - start)
+    ours_env = rltune.Env(cluster="helios", trace=rltune.read_trace(trace, format="rltune", vc_column=18, gpu_type_column=-1), window_len=256, split="all",
+                          features="paper")
+    pick = np.random.default_rng(1)
+    steps, start = 0, time.perf_counter()
+    for s in starts:
+        obs, info = ours_env.reset(options={"start": s})
+        terminated = False
+        while not terminated:
+            legal = np.flatnonzero(info["action_mask"])
+            obs, reward, terminated, truncated, info = ours_env.step(int(legal[pick.integers(len(legal))]))
+            steps += 1
+    return theirs, steps / (time.perf_counter() - start)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=20, help="episodes per measurement")
+    parser.add_argument("--published", help="folder with a local copy of the published environment (see above)")
+    # Its VC is in the last column (the published Helios loader's), and it has no GPU-type column.
+    parser.add_argument("--trace", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
+                                                        "reference-schedules", "gen5vc_rltune.csv"),
+                        help="trace (19-column rltune format) for the comparison with the published environment")
+    parser.add_argument("--published-episodes", type=int, default=5)
     a = parser.parse_args()
     env = rltune.Env(seed=1, **KWARGS)
     env._play(2)  # warm caches
@@ -70,6 +125,10 @@ def main():
     print(f"Python Env.step (first)      {py_first:10.0f} steps/s  {py_first / cpp:6.1%} of C++")
     print(f"VecEnv(1)                    {vec1:10.0f} steps/s")
     print(f"VecEnv(2), 2 threads         {vec2:10.0f} steps/s  {vec2 / py_first:5.2f}x one Env (first)")
+    if a.published:
+        theirs, ours = published_rates(a.published, a.trace, a.published_episodes)
+        print(f"published environment        {theirs:10.0f} steps/s  (its windows of {os.path.basename(a.trace)})")
+        print(f"rltune.Env, same windows     {ours:10.0f} steps/s  {ours / theirs:6.0f}x the published one")
 
 
 if __name__ == "__main__":

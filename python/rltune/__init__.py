@@ -83,6 +83,16 @@ class Env(*_EnvBases):
                          runtime=runtime, skip=skip, commit=commit, seed=seed)
         self.observation_space, self.action_space = _spaces(self.features, self.actions)
 
+    # Written out (not inherited from the native class) so that their signatures can be inspected, as
+    # Gymnasium's checker does.
+    def reset(self, *, seed=None, options=None):
+        if _gym is not None:
+            _gym.Env.reset(self, seed=seed)  # seeds Gymnasium's np_random, as its checker expects
+        return _core._Env.reset(self, seed=seed, options=options)
+
+    def step(self, action):
+        return _core._Env.step(self, action)
+
     def close(self):
         pass
 

@@ -37,3 +37,24 @@ def test_the_cdf_plot_is_drawn(tmp_path):
     png = tmp_path / "cdf.png"
     run_example("plot_cdf.py", "--out", str(png), "--jobs", "400", "--policies", "fcfs,sjf")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
+
+
+def test_the_wheel_installs_offline_and_imports(tmp_path):
+    package = Path(rltune_package_dir())
+    wheel_dir, target = tmp_path / "dist", tmp_path / "site"
+    made = subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "make_wheel.py"), "--package", str(package),
+                           "--version", "0.1.0", "--out", str(wheel_dir)], check=True, capture_output=True, text=True)
+    wheel = Path(made.stdout.strip())
+    assert wheel.exists() and wheel.name.startswith("rltune-0.1.0-cp")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--target", str(target), str(wheel)],
+                   check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(target)
+    check = "import rltune; e = rltune.Env(generated={'jobs': 500}, window_len=32); o, i = e.reset(); print(rltune.__file__, o.shape)"
+    out = subprocess.run([sys.executable, "-c", check], check=True, capture_output=True, text=True, env=env).stdout
+    assert str(target) in out and "(128, 10)" in out
+
+
+def rltune_package_dir():
+    import rltune
+    return os.path.dirname(rltune.__file__)

@@ -200,6 +200,10 @@ def test_bad_input_never_crashes(tmp_path):
         rltune.read_trace(str(tmp_path / "missing.csv"))
     with pytest.raises(ValueError):
         rltune.Cluster("no-such-cluster")
+    nowhere = tmp_path / "nowhere.csv"  # every job asks for a VC the cluster does not have
+    nowhere.write_text("job_id,submit_time,duration,num_gpus,vc\n" + "".join(f"j{k},{k},60,1,nowhere\n" for k in range(100)))
+    with pytest.raises(ValueError, match="none of its jobs can run"):
+        rltune.Env(cluster="helios", trace=str(nowhere), window_len=32).reset()
     vec = rltune.VecEnv(2, generated=SMALL, window_len=32)
     vec.reset()
     with pytest.raises(ValueError, match="expected 2 actions"):

@@ -73,7 +73,10 @@ void ThreadTeam::serve(int worker) {
       if (stopping_) return;
     }
     work(worker);
-    --busy_;
+    if (--busy_ == 0) {
+      const std::lock_guard lock(mutex_);  // so that the caller cannot miss the notification
+      finished_.notify_one();
+    }
   }
 }
 
@@ -93,7 +96,14 @@ void ThreadTeam::for_each(std::size_t n, const std::function<void(std::size_t i,
   }
   wake_.notify_all();
   work(0);
-  while (busy_.load() != 0) std::this_thread::yield();  // every worker is done with this call's tasks
+  // Every worker must be done with this call's tasks: spin briefly (they usually are within
+  // microseconds), then sleep, so that a machine with fewer free cores than threads is not starved.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  while (busy_.load() != 0 && std::chrono::steady_clock::now() < spin_until) std::this_thread::yield();
+  if (busy_.load() != 0) {
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [&] { return busy_.load() == 0; });
+  }
   if (error_) std::rethrow_exception(error_);
 }
 

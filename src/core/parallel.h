@@ -20,7 +20,8 @@ void for_each_parallel(std::size_t n, int threads, const std::function<void(std:
 
 // The same contract as for_each_parallel, on threads that stay up between calls: for work handed out
 // many times a second (a vectorised environment's steps), where starting threads for each call would
-// cost more than the work. Between calls the workers spin briefly, then sleep. One caller at a time.
+// cost more than the work. Workers and caller spin briefly for each other, then sleep. One caller at a
+// time.
 class ThreadTeam {
  public:
   explicit ThreadTeam(int threads);  // threads - 1 workers; the calling thread is worker 0
@@ -35,7 +36,8 @@ class ThreadTeam {
   void serve(int worker);      // a worker thread's life
   std::vector<std::jthread> workers_;
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;      // a call has come (or the team is stopping)
+  std::condition_variable finished_;  // the last worker is done with a call's tasks
   std::atomic<std::uint64_t> generation_{0};  // bumped by each call (and by the destructor)
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> next_{0}, busy_{0};

@@ -96,7 +96,12 @@ const Observation& Env::reset_at(std::size_t start) {
   agent_.begin_run();
   pass_.begin(*engine_);
   agent_score_ = 0;
-  RLTUNE_CHECK(next_decision(), "a window has at least one job to decide");
+  // Only a window whose every job is rejected at admission (wrong VC, GPU type or size for this
+  // cluster) leaves nothing to decide: the trace does not fit the cluster.
+  if (!next_decision())
+    throw InputError(fmt::format("window {}:{}: none of its jobs can run on cluster {} (each is rejected at admission; "
+                                 "`rltune trace-stats --cluster ...` tells why)",
+                                 start, options_.window.length, cluster_.name));
   return observation();
 }
 
