@@ -533,9 +533,7 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
     std::vector<metrics::RunMetrics> runs;
     {
       const py::gil_scoped_release release;
-      for (const auto& w : windows)
-        runs.push_back(experiment::run_window(*cluster.spec, sim::warm_window(trace.trace->jobs, w.start, w.length, static_cast<std::size_t>(warmup)),
-                                              engine, *scheduler, w.label));
+      runs = experiment::run_windows(*cluster.spec, trace.trace->jobs, windows, static_cast<std::size_t>(warmup), engine, *scheduler);
     }
     std::vector<const metrics::RunMetrics*> run_ptrs;
     for (const auto& r : runs) run_ptrs.push_back(&r);

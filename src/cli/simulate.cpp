@@ -73,14 +73,12 @@ int run_simulate(const SimulateArgs& a) {
   const bool estimated = engine_options.runtime != sim::RuntimeKnowledge::oracle;
   for (const auto& profile_options : profiles) {
     auto scheduler = policy::make_profile(profile_options);
-    std::vector<metrics::RunMetrics> runs;
-    for (const auto& w : windows) {
-      const sim::WarmWindow jobs = sim::warm_window(trace.jobs, w.start, w.length, static_cast<std::size_t>(a.warmup));
-      runs.push_back(run_window(cluster, jobs, engine_options, *scheduler, w.label));
-      if (runs.back().estimate_fallbacks > 0)
-        spdlog::warn("window {}: {} jobs have no requested time; their estimate is the true duration", w.label,
-                     runs.back().estimate_fallbacks);
-    }
+    const std::vector<metrics::RunMetrics> runs =
+        experiment::run_windows(cluster, trace.jobs, windows, static_cast<std::size_t>(a.warmup), engine_options, *scheduler);
+    for (const metrics::RunMetrics& run : runs)
+      if (run.estimate_fallbacks > 0)
+        spdlog::warn("window {}: {} jobs have no requested time; their estimate is the true duration", run.window,
+                     run.estimate_fallbacks);
     std::vector<const metrics::RunMetrics*> run_ptrs;
     for (const auto& r : runs) run_ptrs.push_back(&r);
     rows.emplace_back(profile_options.name(), metrics::summarize(run_ptrs));

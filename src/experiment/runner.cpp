@@ -61,6 +61,15 @@ metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWin
   return run;
 }
 
+std::vector<metrics::RunMetrics> run_windows(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+                                             std::span<const sim::LabelledWindow> windows, std::size_t warmup,
+                                             const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler) {
+  std::vector<metrics::RunMetrics> runs;
+  for (const sim::LabelledWindow& w : windows)
+    runs.push_back(run_window(cluster, sim::warm_window(jobs, w.start, w.length, warmup), engine_options, scheduler, w.label));
+  return runs;
+}
+
 namespace {
 
 // Metrics of runs.csv: the deterministic summary keys (wall-clock ones go to timings.csv).

@@ -75,5 +75,10 @@ std::vector<std::vector<metrics::RunMetrics>> run_paired(const Workload& workloa
 metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWindow window,
                                const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
                                const std::string& label, sim::Observer* observer = nullptr);
+// One scheduler over windows of `jobs` (each after up to `warmup` jobs), as `rltune simulate` and
+// Python's rltune.simulate run it: one run per window, in order.
+std::vector<metrics::RunMetrics> run_windows(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
+                                             std::span<const sim::LabelledWindow> windows, std::size_t warmup,
+                                             const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler);
 
 }  // namespace rltune::experiment
