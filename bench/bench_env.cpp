@@ -3,7 +3,11 @@
 // baseline run at reset), one thread.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <memory>
+#include <vector>
 #include <thread>
 
 #include "policy/registry.h"
@@ -139,5 +143,44 @@ void BM_Rollouts(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(decisions));
 }
 BENCHMARK(BM_Rollouts)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// What stepping environments in lock-step (rltune.VecEnv) can gain from threads: two environments
+// stepped in turn on one thread (first legal action, episodes reset as they end), each step timed.
+// With one thread per environment a lock-step call lasts as long as the slower of its two steps, so
+// speedup_bound = mean(a + b) / mean(max(a, b)) bounds VecEnv(2)'s gain on 2 threads. Counters: the
+// step time's mean, p50 and p99 (us), and the bound.
+void BM_LockStepBound(benchmark::State& state) {
+  const auto& [cluster, trace] = helios();
+  rl::EnvOptions options;
+  options.observation.features = rl::FeatureSet::extended;
+  std::vector<std::unique_ptr<rl::Env>> envs;
+  std::vector<Rng> rngs{Rng(1), Rng(2)};
+  for (std::size_t i = 0; i < 2; ++i) {
+    envs.push_back(std::make_unique<rl::Env>(cluster, trace.jobs, options));
+    envs[i]->reset(rngs[i], sim::Split::train);
+  }
+  std::vector<double> steps;
+  double pair_sum = 0, pair_max = 0;
+  for (auto _ : state) {
+    double t[2];
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      const auto& mask = envs[i]->observation().mask;
+      int action = 0;
+      while (!mask[static_cast<std::size_t>(action)]) ++action;
+      if (envs[i]->step(action).done) envs[i]->reset(rngs[i], sim::Split::train);
+      t[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      steps.push_back(t[i]);
+    }
+    pair_sum += t[0] + t[1];
+    pair_max += std::max(t[0], t[1]);
+  }
+  std::sort(steps.begin(), steps.end());
+  state.counters["mean_us"] = pair_sum / static_cast<double>(steps.size());
+  state.counters["p50_us"] = steps[steps.size() / 2];
+  state.counters["p99_us"] = steps[steps.size() * 99 / 100];
+  state.counters["speedup_bound"] = pair_sum / pair_max;
+}
+BENCHMARK(BM_LockStepBound)->Iterations(20000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
