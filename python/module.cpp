@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -93,15 +94,31 @@ Trace as_trace(const Cluster& cluster, const py::object& trace, const py::object
   return generate(cluster, like, jobs, load, seed);
 }
 
-experiment::ProfileSettings profile_settings(const std::string& semantics, const std::string& placement, const std::string& blocking,
-                                             bool backfill, const std::string& runtime) {
-  experiment::ProfileSettings s;
-  s.semantics = semantics;
-  s.placement = placement;
-  s.blocking = blocking;
-  s.backfill = backfill;
-  s.runtime = runtime;
-  return s;
+// The numeric settings given as dicts (milp={"extra_nodes": 2}, multifactor={...}, runtime_options={...},
+// keyed as in experiment YAML), into `s`.
+void set_numbers(experiment::ProfileSettings& s, const py::handle& dict, const char* group, const char* argument) {
+  if (dict.is_none()) return;
+  if (!py::isinstance<py::dict>(dict)) throw InputError(fmt::format("{}: expected a dict of settings", argument));
+  for (const auto& [key, value] : dict.cast<py::dict>()) {
+    double number = 0;
+    try {
+      number = value.cast<double>();
+    } catch (const py::cast_error&) {
+      throw InputError(fmt::format("{}.{}: {} is not a number", group, py::str(key).cast<std::string>(), py::repr(value).cast<std::string>()));
+    }
+    s.set(group, py::str(key).cast<std::string>(), number);
+  }
+}
+
+// As the CLI: settings that would be ignored are errors.
+void check_settings(const experiment::ProfileSettings& s, bool milp_used) {
+  const auto given = [](const std::vector<std::optional<double>>& values) {
+    return std::any_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
+  };
+  if (given(s.engine_values) && sim::parse_runtime_knowledge(s.runtime) != sim::RuntimeKnowledge::predicted)
+    throw InputError(fmt::format("runtime_options apply only to runtime 'predicted' (runtime is {})", s.runtime));
+  if (given(s.milp_values) && !milp_used)
+    throw InputError(fmt::format("milp settings apply only to placement 'milp' (placement is {})", s.placement));
 }
 
 // A policy written in Python: a callable given each pass's observation [kSlots x features] and action
@@ -147,8 +164,8 @@ struct EnvArgs {
   int window_len = 256, warmup = 0;
   double train_split = 0.7;
   std::string split = "train", baseline = "fcfs", score = "bsld", features = "extended";
-  std::string semantics = "rltune", placement = "greedy", blocking = "global", runtime = "oracle";
-  bool backfill = false, skip = false, commit = true;
+  experiment::ProfileSettings profile;  // semantics, placement, blocking, backfill, runtime and their numbers
+  bool skip = false, commit = true;
   std::uint64_t seed = 0;
 };
 
@@ -176,16 +193,21 @@ EnvArgs env_args(const py::kwargs& kwargs) {
     else if (k == "baseline") take(value, k, a.baseline);
     else if (k == "score") take(value, k, a.score);
     else if (k == "features") take(value, k, a.features);
-    else if (k == "semantics") take(value, k, a.semantics);
-    else if (k == "placement") take(value, k, a.placement);
-    else if (k == "blocking") take(value, k, a.blocking);
-    else if (k == "runtime") take(value, k, a.runtime);
-    else if (k == "backfill") take(value, k, a.backfill);
+    else if (k == "semantics") take(value, k, a.profile.semantics);
+    else if (k == "placement") take(value, k, a.profile.placement);
+    else if (k == "blocking") take(value, k, a.profile.blocking);
+    else if (k == "runtime") take(value, k, a.profile.runtime);
+    else if (k == "backfill") take(value, k, a.profile.backfill);
+    else if (k == "milp_model") take(value, k, a.profile.milp_model);
+    else if (k == "milp") set_numbers(a.profile, value, "milp", "milp");
+    else if (k == "multifactor") set_numbers(a.profile, value, "multifactor", "multifactor");
+    else if (k == "runtime_options") set_numbers(a.profile, value, "runtime", "runtime_options");
     else if (k == "skip") take(value, k, a.skip);
     else if (k == "commit") take(value, k, a.commit);
     else if (k == "seed") take(value, k, a.seed);
     else throw py::type_error(fmt::format("Env: unexpected argument '{}'", k));
   }
+  check_settings(a.profile, a.profile.placement == "milp");
   return a;
 }
 
@@ -199,7 +221,7 @@ class Env {
     check_bounds(o.window, sim::window_settings(), "Env");
     if (static_cast<std::size_t>(a.window_len) > trace_.trace->jobs.size())
       throw InputError(fmt::format("window_len {}: must be at most the trace's {} jobs", a.window_len, trace_.trace->jobs.size()));
-    const experiment::ProfileSettings settings = profile_settings(a.semantics, a.placement, a.blocking, a.backfill, a.runtime);
+    const experiment::ProfileSettings& settings = a.profile;
     o.baseline = a.baseline;
     o.score = rl::parse_score(a.score);
     o.profile = settings.profile(a.baseline);
@@ -487,13 +509,23 @@ py::object json_to_python(const report::Json& j) {
 // Each policy over the windows: {name: {"jobs": columns, "summary": summary.json's object}}.
 py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, const py::object& generated,
                   const py::object& policies_arg, const std::string& semantics, const std::string& placement,
-                  const std::string& blocking, bool backfill, const std::string& runtime, const std::vector<std::string>& window_texts,
-                  int warmup, std::uint64_t seed) {
+                  const std::string& blocking, bool backfill, const std::string& runtime, const std::string& milp_model,
+                  const py::object& milp, const py::object& multifactor, const py::object& runtime_options,
+                  const std::vector<std::string>& window_texts, int warmup, std::uint64_t seed) {
   const Cluster cluster = as_cluster(cluster_arg);
   const Trace trace = as_trace(cluster, trace_arg, generated);
   if (warmup < 0) throw InputError(fmt::format("warmup {}: must not be negative", warmup));
   const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size());
-  const experiment::ProfileSettings settings = profile_settings(semantics, placement, blocking, backfill, runtime);
+  experiment::ProfileSettings settings;
+  settings.semantics = semantics;
+  settings.placement = placement;
+  settings.blocking = blocking;
+  settings.backfill = backfill;
+  settings.runtime = runtime;
+  settings.milp_model = milp_model;
+  set_numbers(settings, milp, "milp", "milp");
+  set_numbers(settings, multifactor, "multifactor", "multifactor");
+  set_numbers(settings, runtime_options, "runtime", "runtime_options");
   const sim::EngineOptions engine = settings.engine();
   // One name, or a sequence of names and Agents.
   const py::list policies = py::isinstance<py::str>(policies_arg) || py::isinstance<Agent>(policies_arg) ? py::list(py::make_tuple(policies_arg))
@@ -526,6 +558,7 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
       if (before.name == e.name) throw InputError(fmt::format("policies: {} is given twice", e.name));
     entries.push_back(std::move(e));
   }
+  check_settings(settings, std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.options.placement == "milp"; }));
   py::dict out;
   for (const Entry& e : entries) {
     // Built and destroyed with the GIL held: an Agent's scheduler holds Python objects.
@@ -734,7 +767,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("simulate", &simulate, py::arg("cluster") = "helios", py::arg("trace") = py::none(), py::kw_only(),
         py::arg("generated") = py::none(), py::arg("policies") = py::make_tuple("fcfs"), py::arg("semantics") = "rltune",
         py::arg("placement") = "greedy", py::arg("blocking") = "global", py::arg("backfill") = false, py::arg("runtime") = "oracle",
-        py::arg("windows") = std::vector<std::string>{}, py::arg("warmup") = 0, py::arg("seed") = 1,
+        py::arg("milp_model") = "nodes", py::arg("milp") = py::none(), py::arg("multifactor") = py::none(),
+        py::arg("runtime_options") = py::none(), py::arg("windows") = std::vector<std::string>{}, py::arg("warmup") = 0, py::arg("seed") = 1,
         "Runs each policy over the windows (\"START:LEN\"; default the whole trace) as `rltune simulate`: "
         "{policy: {'jobs': columns of jobs.csv, 'summary': summary.json}}");
 }

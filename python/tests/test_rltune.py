@@ -122,10 +122,11 @@ def read_csv(path):
 def test_simulate_equals_the_cli(tmp_path):
     args = ["--cluster", "helios", "--seed", "2", "--sample-jobs", "600", "--blocking", "pool", "--backfill",
             "--runtime", "predicted", "--policy", "fcfs,sjf", "--window", "0:300", "--window", "300:300",
-            "--warmup", "50"]
+            "--warmup", "50", "--predict-last", "3"]
     subprocess.run([RLTUNE, "simulate", *args, "--out", str(tmp_path)], check=True, capture_output=True)
     results = rltune.simulate("helios", generated={"jobs": 600, "seed": 2}, policies=["fcfs", "sjf"], blocking="pool",
-                              backfill=True, runtime="predicted", windows=["0:300", "300:300"], warmup=50, seed=2)
+                              backfill=True, runtime="predicted", runtime_options={"predict_last": 3},
+                              windows=["0:300", "300:300"], warmup=50, seed=2)
     assert list(results) == ["fcfs+backfill", "sjf+backfill"]  # the names simulate gives (and its folders)
     wall_clock = {"sim_wall_s", "decision_us_p50", "decision_us_p99"}
     for name, result in results.items():
@@ -192,6 +193,14 @@ def test_bad_input_never_crashes(tmp_path):
         rltune.Env(generated=SMALL, nonsense=1)
     with pytest.raises(ValueError, match="window_len"):
         rltune.Env(generated=SMALL, window_len="long")
+    with pytest.raises(ValueError, match="apply only to placement 'milp'"):
+        rltune.Env(generated=SMALL, milp={"extra_nodes": 2})
+    with pytest.raises(ValueError, match="must be between"):
+        rltune.Env(generated=SMALL, placement="milp", milp={"extra_nodes": 100})
+    with pytest.raises(ValueError, match="no such setting"):
+        rltune.simulate("helios", generated={"jobs": 100}, runtime="predicted", runtime_options={"last": 3})
+    with pytest.raises(ValueError, match="apply only to runtime 'predicted'"):
+        rltune.simulate("helios", generated={"jobs": 100}, runtime_options={"predict_last": 3})
     bad = tmp_path / "bad.csv"
     bad.write_text("job_id,submit_time,duration,num_gpus\na,0,10,1\nb,5,ten,1\n")
     with pytest.raises(ValueError, match=r"bad\.csv:3"):
@@ -208,6 +217,14 @@ def test_bad_input_never_crashes(tmp_path):
     vec.reset()
     with pytest.raises(ValueError, match="expected 2 actions"):
         vec.step(np.array([0]))
+
+
+def test_numeric_settings_reach_the_run():
+    env = rltune.Env(generated=SMALL, window_len=32, placement="milp", milp={"extra_nodes": 1, "lookahead": 4}, seed=1)
+    assert play(env, lambda obs, info: 0)[2] == 0.0  # milp placement, slot 0 against FCFS
+    runs = [rltune.simulate("helios", generated={"jobs": 800}, policies="sjf", blocking="pool", runtime="predicted",
+                            runtime_options={"predict_last": k})["sjf"]["jobs"]["start_time"] for k in (1, 20)]
+    assert not np.array_equal(*runs)
 
 
 def test_clusters_traces_and_generated_workloads(tmp_path):

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/error.h"
 #include "policy/registry.h"
 
@@ -16,7 +18,32 @@ void apply_settings(std::span<const NumberSetting<Options>> settings, const std:
     if (values[i]) settings[i].set(o, *values[i]);
 }
 
+template <typename Options>
+void set_value(std::span<const NumberSetting<Options>> settings, std::vector<std::optional<double>>& values, const std::string& group,
+               const std::string& key, double value) {
+  values.resize(settings.size());
+  std::string known;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    const NumberSetting<Options>& s = settings[i];
+    known += (i ? ", " : "") + std::string(s.key);
+    if (key != s.key) continue;
+    if (!(value >= s.min && value <= s.max))
+      throw InputError(fmt::format("{}.{} {}: must be between {} and {}", group, key, value, s.min, s.max));
+    if (s.integer() && value != std::floor(value)) throw InputError(fmt::format("{}.{} {}: must be a whole number", group, key, value));
+    values[i] = value;
+    return;
+  }
+  throw InputError(fmt::format("{}.{}: no such setting (known: {})", group, key, known));
+}
+
 }  // namespace
+
+void ProfileSettings::set(const std::string& group, const std::string& key, double value) {
+  if (group == "milp") set_value(policy::milp_settings(), milp_values, group, key, value);
+  else if (group == "multifactor") set_value(policy::multifactor_settings(), multifactor_values, group, key, value);
+  else if (group == "runtime") set_value(sim::engine_settings(), engine_values, group, key, value);
+  else throw InputError(fmt::format("{}: no such group of settings (known: milp, multifactor, runtime)", group));
+}
 
 policy::ProfileOptions ProfileSettings::profile(const std::string& spec) const {
   // "NAME@PLACEMENT" overrides --placement for this policy.

@@ -24,6 +24,11 @@ struct ProfileSettings {
   std::vector<std::optional<double>> milp_values;    // per policy::milp_settings(); unset = the model's default
   std::vector<std::optional<double>> engine_values;  // per sim::engine_settings()
 
+  // Sets one numeric setting by its group ("milp", "multifactor" or "runtime", as the CLI's help groups
+  // the flags) and key (the experiment YAML's); InputError naming GROUP.KEY for an unknown one, a
+  // value out of its bounds, or a fractional value of a whole-number setting.
+  void set(const std::string& group, const std::string& key, double value);
+
   policy::MultifactorOptions multifactor() const;  // the defaults with the values given
   // The profile for one priority policy, "NAME" or "NAME@PLACEMENT" (which overrides the placement);
   // InputError for unknown names or bad values.
