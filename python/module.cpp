@@ -179,10 +179,27 @@ void take(const py::handle& value, const std::string& key, T& into) {
   }
 }
 
+// How jobs start, by keyword (semantics, placement, blocking, backfill, runtime, milp_model, and the
+// numeric settings as dicts), as Env and simulate take them; false for any other keyword.
+bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, const py::handle& value) {
+  if (k == "semantics") take(value, k, p.semantics);
+  else if (k == "placement") take(value, k, p.placement);
+  else if (k == "blocking") take(value, k, p.blocking);
+  else if (k == "runtime") take(value, k, p.runtime);
+  else if (k == "backfill") take(value, k, p.backfill);
+  else if (k == "milp_model") take(value, k, p.milp_model);
+  else if (k == "milp") set_numbers(p, value, "milp", "milp");
+  else if (k == "multifactor") set_numbers(p, value, "multifactor", "multifactor");
+  else if (k == "runtime_options") set_numbers(p, value, "runtime", "runtime_options");
+  else return false;
+  return true;
+}
+
 EnvArgs env_args(const py::kwargs& kwargs) {
   EnvArgs a;
   for (const auto& [key, value] : kwargs) {
     const auto k = key.cast<std::string>();
+    if (take_profile_setting(a.profile, k, value)) continue;
     if (k == "cluster") a.cluster = py::reinterpret_borrow<py::object>(value);
     else if (k == "trace") a.trace = py::reinterpret_borrow<py::object>(value);
     else if (k == "generated") a.generated = py::reinterpret_borrow<py::object>(value);
@@ -193,15 +210,6 @@ EnvArgs env_args(const py::kwargs& kwargs) {
     else if (k == "baseline") take(value, k, a.baseline);
     else if (k == "score") take(value, k, a.score);
     else if (k == "features") take(value, k, a.features);
-    else if (k == "semantics") take(value, k, a.profile.semantics);
-    else if (k == "placement") take(value, k, a.profile.placement);
-    else if (k == "blocking") take(value, k, a.profile.blocking);
-    else if (k == "runtime") take(value, k, a.profile.runtime);
-    else if (k == "backfill") take(value, k, a.profile.backfill);
-    else if (k == "milp_model") take(value, k, a.profile.milp_model);
-    else if (k == "milp") set_numbers(a.profile, value, "milp", "milp");
-    else if (k == "multifactor") set_numbers(a.profile, value, "multifactor", "multifactor");
-    else if (k == "runtime_options") set_numbers(a.profile, value, "runtime", "runtime_options");
     else if (k == "skip") take(value, k, a.skip);
     else if (k == "commit") take(value, k, a.commit);
     else if (k == "seed") take(value, k, a.seed);
@@ -508,24 +516,16 @@ py::object json_to_python(const report::Json& j) {
 
 // Each policy over the windows: {name: {"jobs": columns, "summary": summary.json's object}}.
 py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, const py::object& generated,
-                  const py::object& policies_arg, const std::string& semantics, const std::string& placement,
-                  const std::string& blocking, bool backfill, const std::string& runtime, const std::string& milp_model,
-                  const py::object& milp, const py::object& multifactor, const py::object& runtime_options,
-                  const std::vector<std::string>& window_texts, int warmup, std::uint64_t seed) {
+                  const py::object& policies_arg, const std::vector<std::string>& window_texts, int warmup, std::uint64_t seed,
+                  const py::kwargs& how) {
   const Cluster cluster = as_cluster(cluster_arg);
   const Trace trace = as_trace(cluster, trace_arg, generated);
   if (warmup < 0) throw InputError(fmt::format("warmup {}: must not be negative", warmup));
   const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size());
   experiment::ProfileSettings settings;
-  settings.semantics = semantics;
-  settings.placement = placement;
-  settings.blocking = blocking;
-  settings.backfill = backfill;
-  settings.runtime = runtime;
-  settings.milp_model = milp_model;
-  set_numbers(settings, milp, "milp", "milp");
-  set_numbers(settings, multifactor, "multifactor", "multifactor");
-  set_numbers(settings, runtime_options, "runtime", "runtime_options");
+  for (const auto& [key, value] : how)
+    if (!take_profile_setting(settings, key.cast<std::string>(), value))
+      throw py::type_error(fmt::format("simulate: unexpected argument '{}'", key.cast<std::string>()));
   const sim::EngineOptions engine = settings.engine();
   // One name, or a sequence of names and Agents.
   const py::list policies = py::isinstance<py::str>(policies_arg) || py::isinstance<Agent>(policies_arg) ? py::list(py::make_tuple(policies_arg))
@@ -765,10 +765,9 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("features", [](const Agent& a) { return a.features; });
 
   m.def("simulate", &simulate, py::arg("cluster") = "helios", py::arg("trace") = py::none(), py::kw_only(),
-        py::arg("generated") = py::none(), py::arg("policies") = py::make_tuple("fcfs"), py::arg("semantics") = "rltune",
-        py::arg("placement") = "greedy", py::arg("blocking") = "global", py::arg("backfill") = false, py::arg("runtime") = "oracle",
-        py::arg("milp_model") = "nodes", py::arg("milp") = py::none(), py::arg("multifactor") = py::none(),
-        py::arg("runtime_options") = py::none(), py::arg("windows") = std::vector<std::string>{}, py::arg("warmup") = 0, py::arg("seed") = 1,
+        py::arg("generated") = py::none(), py::arg("policies") = py::make_tuple("fcfs"),
+        py::arg("windows") = std::vector<std::string>{}, py::arg("warmup") = 0, py::arg("seed") = 1,
         "Runs each policy over the windows (\"START:LEN\"; default the whole trace) as `rltune simulate`: "
-        "{policy: {'jobs': columns of jobs.csv, 'summary': summary.json}}");
+        "{policy: {'jobs': columns of jobs.csv, 'summary': summary.json}}. How jobs start, by keyword as for "
+        "Env: semantics, placement, blocking, backfill, runtime, milp_model, milp, multifactor, runtime_options.");
 }
