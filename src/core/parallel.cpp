@@ -45,7 +45,8 @@ ThreadTeam::~ThreadTeam() {
     ++generation_;
   }
   wake_.notify_all();
-}  // the jthreads join
+  workers_.clear();  // joins them now, while the members they use still exist
+}
 
 void ThreadTeam::work(int worker) {
   for (std::size_t i = next_++; i < n_; i = next_++) {
