@@ -68,6 +68,16 @@ Trace generate(const Cluster& cluster, const std::string& like, int jobs, double
   return {std::make_shared<const trace::Trace>(workload::generate(model, *cluster.spec, {.jobs = jobs, .load = load, .seed = seed}))};
 }
 
+// A keyword argument's value as T; ValueError naming the argument when it has another type.
+template <typename T>
+void take(const py::handle& value, const std::string& key, T& into) {
+  try {
+    into = value.cast<T>();
+  } catch (const py::cast_error&) {
+    throw InputError(fmt::format("{}: {} is not a valid value", key, py::repr(value).cast<std::string>()));
+  }
+}
+
 // The jobs an environment or a simulation runs: a Trace, a trace file, or (`generated`, a dict of
 // like/jobs/load/seed) a generated workload; neither = the cluster's generated family, 20,000 jobs at
 // load 0.9, seed 1 (as `rltune train`).
@@ -81,13 +91,14 @@ Trace as_trace(const Cluster& cluster, const py::object& trace, const py::object
   double load = 0.9;
   std::uint64_t seed = 1;
   if (!generated.is_none()) {
+    if (!py::isinstance<py::dict>(generated)) throw InputError("generated: expected a dict of like, jobs, load and seed");
     const auto g = generated.cast<py::dict>();
     for (const auto& [key, value] : g) {
       const auto k = key.cast<std::string>();
-      if (k == "like") like = value.cast<std::string>();
-      else if (k == "jobs") jobs = value.cast<int>();
-      else if (k == "load") load = value.cast<double>();
-      else if (k == "seed") seed = value.cast<std::uint64_t>();
+      if (k == "like") take(value, "generated.like", like);
+      else if (k == "jobs") take(value, "generated.jobs", jobs);
+      else if (k == "load") take(value, "generated.load", load);
+      else if (k == "seed") take(value, "generated.seed", seed);
       else throw InputError(fmt::format("generated: unknown key '{}' (known: like, jobs, load, seed)", k));
     }
   }
@@ -169,15 +180,6 @@ struct EnvArgs {
   std::uint64_t seed = 0;
 };
 
-// A keyword argument's value as T; ValueError naming the argument when it has another type.
-template <typename T>
-void take(const py::handle& value, const std::string& key, T& into) {
-  try {
-    into = value.cast<T>();
-  } catch (const py::cast_error&) {
-    throw InputError(fmt::format("{}: {} is not a valid value", key, py::repr(value).cast<std::string>()));
-  }
-}
 
 // How jobs start, by keyword (semantics, placement, blocking, backfill, runtime, milp_model, and the
 // numeric settings as dicts), as Env and simulate take them; false for any other keyword.
@@ -693,10 +695,11 @@ PYBIND11_MODULE(_core, m) {
           [](Env& e, std::optional<std::uint64_t> seed, const py::object& options) {
             std::optional<std::size_t> start;
             if (!options.is_none()) {
+              if (!py::isinstance<py::dict>(options)) throw InputError("reset options: expected a dict");
               const auto o = options.cast<py::dict>();
               for (const auto& [key, value] : o) {
                 const auto k = key.cast<std::string>();
-                if (k == "start") start = value.cast<std::size_t>();
+                if (k == "start") take(value, "options['start']", start.emplace());
                 else throw InputError(fmt::format("reset options: unknown key '{}' (known: start)", k));
               }
             }

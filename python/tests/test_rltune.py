@@ -189,6 +189,12 @@ def test_bad_input_never_crashes(tmp_path):
         env.reset(options={"start": 10**9})
     with pytest.raises(ValueError, match="unknown key"):
         rltune.Env(generated={"jobs": 100, "size": 3})
+    with pytest.raises(ValueError, match="generated.jobs"):
+        rltune.Env(generated={"jobs": "many"})
+    with pytest.raises(ValueError, match="expected a dict"):
+        rltune.Env(generated=5)
+    with pytest.raises(ValueError, match="start"):
+        env.reset(options={"start": -1})
     with pytest.raises(TypeError):
         rltune.Env(generated=SMALL, nonsense=1)
     with pytest.raises(ValueError, match="window_len"):
