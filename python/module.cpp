@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,7 +95,7 @@ Trace as_trace(const Cluster& cluster, const py::object& trace, const py::object
     if (!py::isinstance<py::dict>(generated)) throw InputError("generated: expected a dict of like, jobs, load and seed");
     const auto g = generated.cast<py::dict>();
     for (const auto& [key, value] : g) {
-      const auto k = key.cast<std::string>();
+      const auto k = py::str(key).cast<std::string>();
       if (k == "like") take(value, "generated.like", like);
       else if (k == "jobs") take(value, "generated.jobs", jobs);
       else if (k == "load") take(value, "generated.load", load);
@@ -248,10 +249,11 @@ class Env {
 
   // Starts an episode: on a window drawn from the split, or at options["start"].
   void reset(std::optional<std::uint64_t> seed, std::optional<std::size_t> start) {
+    done_ = true;  // until the new episode has started: a failed reset leaves nothing to step
     if (seed) rng_ = Rng(*seed);
     if (start) {
       const auto [first, last] = sim::split_range(trace_.trace->jobs.size(), options_.window.train_split, split_);
-      if (*start < first || *start + static_cast<std::size_t>(options_.window.length) > last)
+      if (*start < first || *start > last || static_cast<std::size_t>(options_.window.length) > last - *start)
         throw InputError(fmt::format("start {}: a window of {} jobs must lie within the {} split, jobs {} to {}", *start,
                                      options_.window.length, sim::to_string(split_), first, last));
       env_->reset_at(*start);
@@ -320,8 +322,11 @@ class Env {
   }
   std::size_t window_start() const { return env_->window_start(); }
   Seconds now() const { return env_->engine().now(); }
+  // Held while the environment moves without the GIL: two Python threads may share one object.
+  std::mutex& in_use() { return in_use_; }
 
  private:
+  std::mutex in_use_;
   Cluster cluster_;
   Trace trace_;
   rl::EnvOptions options_;
@@ -373,10 +378,13 @@ class VecEnv {
 
   py::tuple reset(std::optional<std::uint64_t> seed) {
     {
-      py::gil_scoped_release release;
+      const py::gil_scoped_release release;
+      const std::lock_guard lock(in_use_);
+      broken_ = true;  // until every environment has started again
       team_.for_each(envs_.size(), [&](std::size_t i, int) {
         envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt);
       });
+      broken_ = false;
     }
     return py::make_tuple(observations(), infos(std::vector<std::uint8_t>(envs_.size(), 0), {}));
   }
@@ -384,16 +392,21 @@ class VecEnv {
   py::tuple step(const py::array_t<long long, py::array::c_style | py::array::forcecast>& actions) {
     if (actions.ndim() != 1 || static_cast<std::size_t>(actions.shape(0)) != envs_.size())
       throw InputError(fmt::format("actions: expected {} actions, one per environment", envs_.size()));
+    if (broken_) throw InputError("an earlier step or reset failed part-way: call reset() first");
     const long long* a = actions.data();
     for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
       if (a[i] < 0 || a[i] >= envs_[i]->actions() || (!envs_[i]->done() && !legal(*envs_[i], static_cast<int>(a[i]))))
         throw InputError(fmt::format("actions[{}] = {}: not legal now (info['action_mask'] tells which are)", i, a[i]));
     std::vector<std::uint8_t> ended(envs_.size(), 0);
     std::vector<Env::Metrics> finished(envs_.size());
+    std::vector<std::size_t> finished_start(envs_.size(), 0);
     py::array_t<double> rewards(static_cast<py::ssize_t>(envs_.size()));
     double* r = rewards.mutable_data();
     {
-      py::gil_scoped_release release;
+      const py::gil_scoped_release release;
+      const std::lock_guard lock(in_use_);
+      // An error part-way leaves some environments stepped and others not: only reset() can go on.
+      broken_ = true;
       team_.for_each(envs_.size(), [&](std::size_t i, int) {
         Env& e = *envs_[i];
         e.step(static_cast<int>(a[i]));
@@ -401,16 +414,22 @@ class VecEnv {
         if (e.done()) {
           ended[i] = 1;
           finished[i] = e.metrics();
+          finished_start[i] = e.window_start();
           e.reset(std::nullopt, std::nullopt);
         }
       });
+      broken_ = false;
     }
     py::array_t<bool> terminated(static_cast<py::ssize_t>(envs_.size())), truncated(static_cast<py::ssize_t>(envs_.size()));
     for (std::size_t i = 0; i < envs_.size(); ++i) {
       terminated.mutable_data()[i] = ended[i] != 0;
       truncated.mutable_data()[i] = false;
     }
-    return py::make_tuple(observations(), rewards, terminated, truncated, infos(ended, finished));
+    py::dict info = infos(ended, finished);
+    py::array_t<long long> final_start(static_cast<py::ssize_t>(envs_.size()));
+    for (std::size_t i = 0; i < envs_.size(); ++i) final_start.mutable_data()[i] = ended[i] ? static_cast<long long>(finished_start[i]) : -1;
+    info["final_window_start"] = final_start;
+    return py::make_tuple(observations(), rewards, terminated, truncated, info);
   }
 
  private:
@@ -452,6 +471,8 @@ class VecEnv {
 
   std::vector<std::unique_ptr<Env>> envs_;
   ThreadTeam team_;
+  std::mutex in_use_;    // held while the environments move without the GIL
+  bool broken_ = false;  // a step or reset failed part-way
 };
 
 // Columns of n rows, in the order they are added: numbers as numpy arrays, text as lists (pandas-friendly).
@@ -664,7 +685,7 @@ PYBIND11_MODULE(_core, m) {
          const std::string& duration_source, std::uint64_t seed, double gpus_per_proc, const std::string& pai_task_table) {
         std::vector<std::string> files;
         if (py::isinstance<py::str>(paths)) files.push_back(paths.cast<std::string>());
-        else files = paths.cast<std::vector<std::string>>();
+        else take(paths, "path", files);
         const trace::ReadOptions o{.format = format,
                                    .skip_invalid = skip_invalid,
                                    .vc_column = vc_column,
@@ -698,13 +719,14 @@ PYBIND11_MODULE(_core, m) {
               if (!py::isinstance<py::dict>(options)) throw InputError("reset options: expected a dict");
               const auto o = options.cast<py::dict>();
               for (const auto& [key, value] : o) {
-                const auto k = key.cast<std::string>();
+                const auto k = py::str(key).cast<std::string>();
                 if (k == "start") take(value, "options['start']", start.emplace());
                 else throw InputError(fmt::format("reset options: unknown key '{}' (known: start)", k));
               }
             }
             {
-              py::gil_scoped_release release;
+              const py::gil_scoped_release release;
+              const std::lock_guard lock(e.in_use());
               e.reset(seed, start);
             }
             return py::make_tuple(observation_array(e), step_info(e));
@@ -714,7 +736,8 @@ PYBIND11_MODULE(_core, m) {
           "step",
           [](Env& e, int action) {
             {
-              py::gil_scoped_release release;
+              const py::gil_scoped_release release;
+              const std::lock_guard lock(e.in_use());
               e.step(action);
             }
             return py::make_tuple(observation_array(e), e.reward(), e.done(), false, step_info(e));
@@ -723,7 +746,8 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "_play",
           [](Env& e, int episodes, bool random, std::uint64_t seed) {
-            py::gil_scoped_release release;
+            const py::gil_scoped_release release;
+            const std::lock_guard lock(e.in_use());
             return e.play(episodes, random, seed);
           },
           py::arg("episodes"), py::arg("random") = true, py::arg("seed") = 1, "Benchmarks: episodes played in C++; returns the steps");
@@ -731,7 +755,7 @@ PYBIND11_MODULE(_core, m) {
   py::class_<VecEnv>(m, "_VecEnv")
       .def(py::init([](int n, int threads, const py::kwargs& kwargs) {
              if (n < 1) throw InputError(fmt::format("n {}: must be at least 1", n));
-             if (threads < 1) throw InputError(fmt::format("threads {}: must be at least 1", threads));
+             if (threads < 1 || threads > 1024) throw InputError(fmt::format("threads {}: must be between 1 and 1024", threads));
              EnvArgs a = env_args(kwargs);
              const std::uint64_t seed = a.seed;
              // The jobs are read or generated once and shared.
@@ -744,7 +768,7 @@ PYBIND11_MODULE(_core, m) {
                a.seed = seed + static_cast<std::uint64_t>(i);
                envs.push_back(std::make_unique<Env>(a));
              }
-             return std::make_unique<VecEnv>(std::move(envs), threads);
+             return std::make_unique<VecEnv>(std::move(envs), std::min(threads, n));  // more threads than environments would idle
            }),
            py::arg("n"), py::arg("threads") = 2)
       .def("__len__", &VecEnv::size)

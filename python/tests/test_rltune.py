@@ -106,6 +106,7 @@ def test_vecenv_equals_envs_stepped_in_turn():
             if t:  # the vector environment has started the next episode already
                 ended += 1
                 assert info["_final"][i] and info["avg_bsld"][i] == inf["avg_bsld"]
+                assert info["final_window_start"][i] == inf["window_start"]  # the ended episode's window
                 o, inf = e.reset()
             else:
                 assert np.isnan(info["avg_bsld"][i])
@@ -195,6 +196,8 @@ def test_bad_input_never_crashes(tmp_path):
         rltune.Env(generated=5)
     with pytest.raises(ValueError, match="start"):
         env.reset(options={"start": -1})
+    with pytest.raises(ValueError, match="must lie within"):
+        env.reset(options={"start": 2**64 - 1})
     with pytest.raises(TypeError):
         rltune.Env(generated=SMALL, nonsense=1)
     with pytest.raises(ValueError, match="window_len"):
@@ -223,6 +226,26 @@ def test_bad_input_never_crashes(tmp_path):
     vec.reset()
     with pytest.raises(ValueError, match="expected 2 actions"):
         vec.step(np.array([0]))
+    with pytest.raises(ValueError, match="threads"):
+        rltune.VecEnv(2, threads=5000, generated=SMALL)
+
+
+def test_a_vecenv_that_fails_part_way_must_be_reset(tmp_path):
+    # Windows from the second half of this trace hold only jobs the cluster rejects.
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("job_id,submit_time,duration,num_gpus,vc\n" +
+                     "".join(f"j{k},{k * 60},600,1,{'0' if k < 50 else 'nowhere'}\n" for k in range(100)))
+    vec = rltune.VecEnv(4, cluster="helios", trace=str(mixed), window_len=20, split="all")
+    for seed in range(50):
+        try:
+            vec.reset(seed=seed)
+        except ValueError as e:
+            assert "none of its jobs can run" in str(e)
+            break
+    else:
+        pytest.fail("no seed drew a window of rejected jobs")
+    with pytest.raises(ValueError, match="call reset"):
+        vec.step(np.zeros(4, dtype=np.int64))
 
 
 def test_numeric_settings_reach_the_run():

@@ -35,10 +35,17 @@ void for_each_parallel(std::size_t n, int threads, const std::function<void(std:
 }
 
 ThreadTeam::ThreadTeam(int threads) {
-  for (int w = 1; w < std::max(threads, 1); ++w) workers_.emplace_back([this, w] { serve(w); });
+  try {
+    for (int w = 1; w < std::max(threads, 1); ++w) workers_.emplace_back([this, w] { serve(w); });
+  } catch (...) {
+    stop();  // no destructor runs for a team whose constructor throws
+    throw;
+  }
 }
 
-ThreadTeam::~ThreadTeam() {
+ThreadTeam::~ThreadTeam() { stop(); }
+
+void ThreadTeam::stop() {
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;

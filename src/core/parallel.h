@@ -34,6 +34,7 @@ class ThreadTeam {
  private:
   void work(int worker);       // takes tasks of the current call until none is left
   void serve(int worker);      // a worker thread's life
+  void stop();                 // tells the workers to end and joins them
   std::vector<std::jthread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;      // a call has come (or the team is stopping)

@@ -48,7 +48,7 @@ std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split sp
 }
 
 WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, std::size_t length, std::size_t warmup) {
-  RLTUNE_CHECK(start + length <= jobs.size(), "the window lies inside the trace");
+  RLTUNE_CHECK(start <= jobs.size() && length <= jobs.size() - start, "the window lies inside the trace");
   const std::size_t warm = std::min(warmup, start);
   return {jobs.subspan(start - warm, warm + length), warm};
 }
