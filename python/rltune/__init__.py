@@ -106,8 +106,10 @@ class VecEnv(_core._VecEnv):
     Environment i is Env(seed=seed + i, **kwargs): VecEnv(n) equals n Envs stepped in turn. step(actions)
     returns observations [n, 128, features], rewards [n], terminated [n], truncated [n] and info:
     "action_mask" [n, actions], "window_start" [n], and for environments whose episode just ended
-    ("_final" [n] marks them) their metrics (score, baseline_score, avg_bsld, ...; NaN elsewhere). An
-    ended environment has already started its next episode: its observation is that episode's first.
+    ("_final" [n] marks them) their metrics (score, baseline_score, avg_bsld, ...; NaN elsewhere) and
+    "final_window_start" (-1 elsewhere). An ended environment has already started its next episode:
+    its observation and window_start are that episode's. After a step or reset that raised, call
+    reset() before stepping again.
     """
 
     def __init__(self, n, *, threads=2, **env_kwargs):
