@@ -278,11 +278,13 @@ TEST(Gae, MatchesHandComputedValues) {
   EXPECT_NEAR(ret[2], 2.0, 1e-6);
   EXPECT_NEAR(adv[0], 2 * 0.81 - 0.5, 1e-6);
   std::vector<float> x{1, 2, 3, 4};
-  normalize(x, 0);
+  const std::vector<std::pair<std::size_t, std::size_t>> two_episodes{{0, 1}, {1, 4}};
+  normalize(x, two_episodes, 0);
   EXPECT_NEAR(x[0], -1.3416408, 1e-6);  // (1 - 2.5) / sqrt(1.25)
   EXPECT_NEAR(x[0] + x[1] + x[2] + x[3], 0, 1e-6);
   std::vector<float> same{2, 2};
-  normalize(same, 1e-8);  // zero spread: the epsilon keeps it finite
+  const std::vector<std::pair<std::size_t, std::size_t>> one_episode{{0, 2}};
+  normalize(same, one_episode, 1e-8);  // zero spread: the epsilon keeps it finite
   EXPECT_EQ(same, (std::vector<float>{0, 0}));
 }
 

@@ -142,11 +142,11 @@ std::unique_ptr<Learner> learner_for(const TrainOptions& o) {
   return make_ppo_learner(o.arch, feature_count(o.env.observation.features), o.env.skip, o.ppo, o.seed, o.threads);
 }
 
-// progress.csv without its timing columns (decisions_per_s, wall_s).
+// progress.csv without its timing columns (decisions_per_s, wall_s, decisions_per_s_by_rank).
 std::string progress_without_timing(const fs::path& path) {
   std::stringstream in(slurp(path)), out;
   std::string line;
-  while (std::getline(in, line)) out << line.substr(0, line.rfind(',', line.rfind(',') - 1)) << '\n';
+  while (std::getline(in, line)) out << line.substr(0, line.rfind(',', line.rfind(',', line.rfind(',') - 1) - 1)) << '\n';
   return out.str();
 }
 

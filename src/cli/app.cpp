@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "core/comm.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "policy/registry.h"
@@ -32,6 +33,28 @@ CLI::Validator number_range(double min, double max) {
       fmt::format("NUMBER in [{} - {}]", min, max));
 }
 
+namespace {
+
+// Several ranks run the command together: only commands that spread their work over ranks, all started
+// with the same arguments. Only rank 0 prints results and progress.
+void join_ranks(const Comm& comm, const std::string& command, int argc, char** argv) {
+  if (command != "train" && command != "experiment")
+    throw RanksFailed(fmt::format("`{}` runs in one process: start it without mpirun (train and experiment spread over MPI ranks)",
+                                  command), true);
+  std::string arguments;
+  for (int i = 1; i < argc; ++i) arguments += std::string(argv[i]) + '\n';
+  const auto all = comm.all_gather(arguments);
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      throw RanksFailed(fmt::format("rank {} was started with other arguments than rank 0; every rank must run the same command", r), true);
+  if (comm.rank() != 0) {
+    std::cout.setstate(std::ios::badbit);  // discards its output
+    set_log_level("error");
+  }
+}
+
+}  // namespace
+
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds) {
   CLI::App app{"rltune: schedule deep-learning jobs on heterogeneous GPU clusters, by trace-driven simulation", "rltune"};
   app.set_version_flag("--version", std::string("rltune ") + RLTUNE_VERSION);
@@ -52,18 +75,27 @@ int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& ad
     app.exit(e);
     return 2;
   }
+  const Comm* comm = &single_process();
   try {
     set_log_level(log_level);
     policy::register_builtins();
     rl::register_rl_policy();
     for (const auto& command : commands)
-      if (command.app->parsed()) return command.run();
-  } catch (const InputError& e) {
-    std::cerr << "rltune: error: " << e.what() << '\n';
-    return 2;
+      if (command.app->parsed()) {
+        comm = &world();
+        if (comm->size() > 1) join_ranks(*comm, command.app->get_name(), argc, argv);
+        return command.run();
+      }
+  } catch (const RanksFailed& e) {  // every rank failed with it: rank 0 says why
+    if (comm->rank() == 0) std::cerr << "rltune: " << (e.input ? "error: " : "internal error: ") << e.what() << '\n';
+    return e.input ? 2 : 1;
   } catch (const std::exception& e) {
-    std::cerr << "rltune: internal error: " << e.what() << '\n';
-    return 1;
+    const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
+    const std::string rank = comm->size() > 1 ? fmt::format(" (rank {} of {})", comm->rank(), comm->size()) : "";
+    std::cerr << "rltune: " << (input ? "error" : "internal error") << rank << ": " << e.what() << '\n';
+    // The other ranks would wait for this one forever.
+    if (comm->size() > 1) comm->abort(input ? 2 : 1);
+    return input ? 2 : 1;
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/comm.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "experiment/config.h"
@@ -19,7 +20,7 @@ namespace {
 struct ExperimentArgs {
   std::string config;
   std::string out;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = default_threads();
   bool resume = false;
   bool quiet = false;
   bool report = false;
@@ -27,19 +28,23 @@ struct ExperimentArgs {
 
 int run_experiment(const ExperimentArgs& a) {
   if (a.jobs < 1) throw InputError("--jobs must be at least 1");
-  const experiment::Config config = experiment::load_config(a.config);
+  const Comm& comm = world();
+  experiment::Config config;
+  together(comm, [&] { config = experiment::load_config(a.config); });  // a rank may fail to read it
   std::size_t runs = 0;
   for (const auto& w : config.workloads) runs += w.policies.size() * static_cast<std::size_t>(w.windows.count);
-  std::cout << fmt::format("experiment {}: {} workloads, {} runs on {} threads\n", config.name, config.workloads.size(),
-                           runs, a.jobs);
-  const experiment::Outcome o = experiment::run_experiment(config, a.out, {.jobs = a.jobs, .resume = a.resume, .progress = !a.quiet});
+  const std::string ranks = comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : "";
+  std::cout << fmt::format("experiment {}: {} workloads, {} runs on {} threads{}\n", config.name, config.workloads.size(),
+                           runs, a.jobs, ranks);
+  const experiment::Outcome o =
+      experiment::run_experiment(config, a.out, {.jobs = a.jobs, .resume = a.resume, .progress = !a.quiet}, comm);
   // The summary tables, as summary.md holds them (Markdown reads well on a terminal too).
   if (const auto summary = read_file((std::filesystem::path(a.out) / "summary.md").string())) std::cout << *summary << '\n';
   std::cout << fmt::format("{} runs ({} reused from an earlier invocation, {} failed) in {:.1f} s\n", o.runs, o.reused,
                            o.failed, o.wall_s);
   std::cout << fmt::format("wrote runs.csv, timings.csv, summary.csv, summary.md, cdf.csv, timeseries.csv and config.json under {}\n",
                            a.out);
-  if (a.report) {
+  if (a.report && comm.rank() == 0) {
     const auto r = report::make_report(a.out);
     std::cout << fmt::format("wrote report.html, report.md and {} figures under {}/figures\n", r.figures.size(), a.out);
   }
@@ -57,7 +62,7 @@ Command add_experiment(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("experiment", "Compare policies on the same windows of several workloads, from one config");
   sub->add_option("--config", args->config, "Experiment config (YAML; see experiments/)")->required();
   sub->add_option("--out", args->out, "Folder for the results")->required();
-  sub->add_option("--jobs", args->jobs, "Runs in parallel (results do not depend on it)")->capture_default_str();
+  sub->add_option("--jobs", args->jobs, "Runs in parallel (default: every core, shared by the MPI ranks on this machine; results do not depend on it)")->capture_default_str();
   sub->add_flag("--resume", args->resume, "Continue an interrupted experiment in --out, reusing finished runs");
   sub->add_flag("--quiet", args->quiet, "No progress bar");
   sub->add_flag("--report", args->report, "Also write the report (as `rltune report DIR`)");

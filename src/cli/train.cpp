@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/comm.h"
 #include "core/error.h"
 #include "rl/rl_policy.h"
 #include "rl/torch/ppo_learner.h"
@@ -45,8 +46,13 @@ bool is_option(const std::vector<std::string>& args, std::size_t i, const std::s
 }
 
 int run_train(TrainArgs& a) {
-  const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
-  const trace::Trace trace = a.trace.load(cluster);
+  const Comm& comm = world();
+  cluster::ClusterSpec cluster;
+  trace::Trace trace;
+  together(comm, [&] {  // the same on every rank, but a rank may fail to read a file
+    cluster = cluster::load_cluster(a.cluster);
+    trace = a.trace.load(cluster);
+  });
   rl::TrainOptions& o = a.options;
   if (static_cast<std::size_t>(o.env.window.length) > trace.jobs.size())  // the environment would say window.length
     throw InputError(fmt::format("--window-len {}: must be at most the trace's {} jobs", o.env.window.length, trace.jobs.size()));
@@ -70,10 +76,11 @@ int run_train(TrainArgs& a) {
   // Wall-clock-free: the timing-dependent parts of a run live in progress.csv only.
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
                            cluster.total_gpus(), trace.source, trace.jobs.size());
-  std::cout << fmt::format("training {} policy ({} features) against {} on {}, {} epochs x {} trajectories of {} jobs, {} thread(s)\n",
-                           rl::to_string(o.arch), a.features, a.baseline, a.score, o.epochs, o.trajs, o.env.window.length, o.threads);
-  auto learner = rl::make_ppo_learner(o.arch, rl::feature_count(o.env.observation.features), o.env.skip, o.ppo, o.seed, o.threads);
-  const auto records = rl::train(cluster, trace.jobs, o, *learner, config);
+  const std::string ranks = comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : "";
+  std::cout << fmt::format("training {} policy ({} features) against {} on {}, {} epochs x {} trajectories of {} jobs, {} thread(s){}\n",
+                           rl::to_string(o.arch), a.features, a.baseline, a.score, o.epochs, o.trajs, o.env.window.length, o.threads, ranks);
+  auto learner = rl::make_ppo_learner(o.arch, rl::feature_count(o.env.observation.features), o.env.skip, o.ppo, o.seed, o.threads, comm);
+  const auto records = rl::train(cluster, trace.jobs, o, *learner, config, comm);
   if (!records.empty()) {
     const auto& last = records.back();
     std::cout << fmt::format("epoch {}: mean return {:+.3f}; {} {:.4g} vs baseline {:.4g}; validation return {:+.3f}\n", last.epoch,
@@ -141,8 +148,8 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
 Command add_train(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   args->trace.sample_jobs = 20000;  // training windows need a long trace; evaluate uses the same default
-  // Every core by default: the model does not depend on the thread count.
-  args->options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Every core by default (shared by the MPI ranks on this machine): the model does not depend on it.
+  args->options.threads = default_threads();
   CLI::App* sub = app.add_subcommand("train", "Train a PPO policy that picks the next job (docs/published-rltune.md)");
   sub->add_option("--cluster", args->cluster, "Cluster preset (" + cluster::preset_names() + ") or YAML file")
       ->capture_default_str();
@@ -177,7 +184,7 @@ Command add_train(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kTeacherNames.names()));
   sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
-  sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core; the model is the same for any count)")->capture_default_str();
+  sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core, shared by the MPI ranks on this machine; the model is the same for any count)")->capture_default_str();
   sub->add_option("--window-len", o.env.window.length, "Jobs per episode")
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("length")));

@@ -10,9 +10,11 @@ void set_log_level(const std::string& level) {
   const auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off")
     throw InputError("--log-level: unknown level '" + level + "' (known: trace, debug, info, warn, error, off)");
-  auto logger = spdlog::stderr_color_mt("rltune");
-  logger->set_pattern("%^%l%$: %v");
-  spdlog::set_default_logger(logger);
+  if (!spdlog::get("rltune")) {  // once: a second call only changes the level
+    auto logger = spdlog::stderr_color_mt("rltune");
+    logger->set_pattern("%^%l%$: %v");
+    spdlog::set_default_logger(logger);
+  }
   spdlog::set_level(parsed);
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cluster/cluster_spec.h"
+#include "core/comm.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -497,19 +498,21 @@ void write_outputs(const fs::path& out, const Config& config, const Json& effect
 
 }  // namespace
 
-Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options) {
+Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options, const Comm& comm) {
   const auto begin = std::chrono::steady_clock::now();
+  const bool writer = comm.rank() == 0;  // the rank that writes the outputs and shows progress
   // Everything that can fail on bad input fails here, before the first run.
   std::vector<LoadedWorkload> loaded;
-  for (const auto& w : config.workloads) loaded.push_back(load_workload(w));
-  const Models models = load_models(config.workloads);
-
+  Models models;
   const fs::path out(out_dir);
   Json effective = config.effective;
-  effective["rltune_version"] = RLTUNE_VERSION;
-  effective["inputs"] = input_digests(config, models);
-  const std::string config_text = effective.dump(2) + "\n";
-  claim_out_dir(out, effective, config_text, options.resume);
+  together(comm, [&] {
+    for (const auto& w : config.workloads) loaded.push_back(load_workload(w));
+    models = load_models(config.workloads);
+    effective["rltune_version"] = RLTUNE_VERSION;
+    effective["inputs"] = input_digests(config, models);
+    if (writer) claim_out_dir(out, effective, effective.dump(2) + "\n", options.resume);
+  });
 
   // Runs in rounds of one window of every workload, so that the progress bar's ETA, taken from the
   // runs done so far, sees every workload's cost from the first round (workload after workload, a
@@ -527,10 +530,12 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
       if (k < loaded[w].starts.size())
         for (std::size_t p = 0; p < config.workloads[w].policies.size(); ++p) tasks.push_back({w, k, p});
 
+  // Rank 0 decides which runs an earlier invocation finished, and tells the others what is left.
   Outcome outcome;
   outcome.runs = tasks.size();
-  std::vector<Task> todo;
-  for (const Task& t : tasks) {
+  std::string left;  // the tasks to run, as indices into `tasks`, one per line
+  for (std::size_t i = 0; writer && i < tasks.size(); ++i) {
+    const Task& t = tasks[i];
     const fs::path file = out / "runs" / run_file(t);
     if (options.resume && fs::exists(file)) {
       try {
@@ -544,40 +549,71 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
         spdlog::warn("{}: unreadable ({}); running it again", file.string(), e.what());
       }
     }
-    todo.push_back(t);
+    left += std::to_string(i) + "\n";
   }
+  std::vector<Task> todo;  // this rank's share: every size()-th task left, so each rank gets every workload
+  std::istringstream lines(comm.all_gather(writer ? left : "")[0]);
+  for (std::size_t i = 0, k = 0; lines >> i; ++k)
+    if (k % static_cast<std::size_t>(comm.size()) == static_cast<std::size_t>(comm.rank())) todo.push_back(tasks[i]);
 
   std::mutex mutex;  // guards progress, the failure count and the records
   std::size_t done = 0;
   std::unique_ptr<Progress> progress;
-  if (options.progress && !todo.empty())
-    progress = std::make_unique<Progress>(fmt::format("experiment {}", config.name), static_cast<double>(todo.size()));
-  try {
-    for_each_parallel(todo.size(), options.jobs, [&](std::size_t i, int) {
-      const Task& t = todo[i];
-      const Workload& w = config.workloads[t.workload];
-      Json r = run_one(w, loaded[t.workload], w.policies[t.policy], t.window,
-                       static_cast<int>(t.window) < config.timeseries_windows, models);
-      write_file((out / "runs" / run_file(t)).string(), r.dump() + "\n");  // a failed write stops everyone
-      std::lock_guard lock(mutex);
-      if (r["status"] != "completed") {
-        ++outcome.failed;
-        spdlog::error("run {}/{} window {} policy {} failed: {}", w.cluster_label, w.trace.label, r["window"].get<std::string>(),
-                      w.policies[t.policy].label, r["error"].get<std::string>());
-      }
-      records[t.workload][t.window][t.policy] = std::move(r);
-      ++done;
-      if (progress)
-        progress->update(static_cast<double>(done), fmt::format("{}/{} runs{}", done, todo.size(),
-                                                                outcome.failed ? fmt::format(", {} failed", outcome.failed) : ""));
-    });
-  } catch (const std::exception& e) {
-    throw InputError(std::string("experiment stopped: ") + e.what());
-  }
+  if (options.progress && writer && !todo.empty())
+    progress = std::make_unique<Progress>(fmt::format("experiment {}{}", config.name,
+                                                      comm.size() > 1 ? fmt::format(" (rank 0 of {})", comm.size()) : ""),
+                                          static_cast<double>(todo.size()));
+  together(comm, [&] {
+    try {
+      for_each_parallel(todo.size(), options.jobs, [&](std::size_t i, int) {
+        const Task& t = todo[i];
+        const Workload& w = config.workloads[t.workload];
+        fail_here_for_tests(comm, static_cast<long>(i), "run " + run_file(t));
+        Json r = run_one(w, loaded[t.workload], w.policies[t.policy], t.window,
+                         static_cast<int>(t.window) < config.timeseries_windows, models);
+        write_file((out / "runs" / run_file(t)).string(), r.dump() + "\n");  // a failed write stops everyone
+        std::lock_guard lock(mutex);
+        if (r["status"] != "completed") {
+          ++outcome.failed;
+          spdlog::error("run {}/{} window {} policy {} failed: {}", w.cluster_label, w.trace.label, r["window"].get<std::string>(),
+                        w.policies[t.policy].label, r["error"].get<std::string>());
+        }
+        records[t.workload][t.window][t.policy] = std::move(r);
+        ++done;
+        if (progress)
+          progress->update(static_cast<double>(done), fmt::format("{}/{} runs{}", done, todo.size(),
+                                                                  outcome.failed ? fmt::format(", {} failed", outcome.failed) : ""));
+      });
+    } catch (const std::exception& e) {
+      throw InputError(std::string("experiment stopped: ") + e.what());
+    }
+  });
   if (progress) progress->finish(fmt::format("{} runs, {} failed", todo.size(), outcome.failed));
 
-  warn_time_limit_hits(records);
-  write_outputs(out, config, effective, records);
+  // Every rank's records to rank 0 (each line: the task's index, then its record).
+  if (comm.size() > 1) {
+    std::string mine;
+    for (const Task& t : todo)
+      mine += fmt::format("{} {} {} {}\n", t.workload, t.window, t.policy, records[t.workload][t.window][t.policy].dump());
+    const auto all = comm.all_gather(mine);
+    outcome.failed = 0;
+    for (std::size_t r = 0; writer && r < all.size(); ++r) {
+      std::istringstream in(all[r]);
+      for (std::string line; std::getline(in, line);) {
+        std::istringstream fields(line);
+        Task t;
+        fields >> t.workload >> t.window >> t.policy;
+        Json& record = records[t.workload][t.window][t.policy];
+        record = Json::parse(line.substr(static_cast<std::size_t>(fields.tellg()) + 1));
+        outcome.failed += record["status"] != "completed";
+      }
+    }
+  }
+  together(comm, [&] {
+    if (!writer) return;
+    warn_time_limit_hits(records);
+    write_outputs(out, config, effective, records);
+  });
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return outcome;
 }

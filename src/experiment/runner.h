@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/comm.h"
 #include "experiment/config.h"
 #include "metrics/metrics.h"
 #include "policy/profile.h"
@@ -42,8 +43,11 @@ struct Outcome {
 // Runs the experiment into `out_dir`. Loads every trace and model and checks every window before the
 // first run (InputError naming the config line). A run that throws is recorded as failed with its
 // error; the others complete. Refuses an `out_dir` holding another experiment's config.json, and one
-// holding any experiment unless `resume`.
-Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options);
+// holding any experiment unless `resume`. With several ranks (every rank calls it alike), the runs left
+// are dealt out in turn; each rank writes its runs' files under runs/ and rank 0 writes the rest, the
+// same files as one process would (timings.csv aside). Outcome: rank 0's.
+Outcome run_experiment(const Config& config, const std::string& out_dir, const RunOptions& options,
+                       const Comm& comm = single_process());
 
 // A workload ready to run: its cluster, its jobs, and its windows (the same for every policy: paired).
 struct LoadedWorkload {

@@ -103,14 +103,23 @@ void gae(std::span<const float> values, double reward, double gamma, double lamb
   }
 }
 
-void normalize(std::span<float> values, double eps) {
-  if (values.empty()) return;
-  double mean = 0;
-  for (const float v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double var = 0;
-  for (const float v : values) var += (v - mean) * (v - mean);
-  const double sd = std::sqrt(var / static_cast<double>(values.size()));
+void normalize(std::span<float> values, std::span<const std::pair<std::size_t, std::size_t>> episodes, double eps,
+               const Comm& comm) {
+  const auto over_episodes = [&](const auto& term) {
+    std::vector<double> mine;
+    for (const auto& [first, last] : episodes) {
+      double s = 0;
+      for (std::size_t i = first; i < last; ++i) s += term(values[i]);
+      mine.push_back(s);
+    }
+    double total = 0;
+    for (const double s : gather_doubles(comm, mine)) total += s;
+    return total;
+  };
+  const double n = over_episodes([](float) { return 1.0; });
+  if (n == 0) return;
+  const double mean = over_episodes([](float v) { return static_cast<double>(v); }) / n;
+  const double sd = std::sqrt(over_episodes([&](float v) { return (v - mean) * (v - mean); }) / n);
   for (float& v : values) v = static_cast<float>((v - mean) / (sd + eps));
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/comm.h"
 #include "core/rng.h"
 #include "rl/env.h"
 #include "rl/policy_net.h"
@@ -51,8 +52,12 @@ struct Batch {
 // and the value target ret_t = gamma^(T-1-t) reward (discounted reward-to-go, as Spinning Up).
 void gae(std::span<const float> values, double reward, double gamma, double lambda, std::span<float> advantages,
          std::span<float> returns);
-// (a - mean) / (population std + eps), in place (B28: the epsilon the reference lacks).
-void normalize(std::span<float> values, double eps);
+// (a - mean) / (population std + eps), in place (B28: the epsilon the reference lacks), with mean and
+// std over every rank's values. Sums are taken per episode (`episodes`: [first, last) of each, covering
+// `values`), then over the episodes in order, so they are the same bits on every rank and for any rank
+// count. A collective call.
+void normalize(std::span<float> values, std::span<const std::pair<std::size_t, std::size_t>> episodes, double eps,
+               const Comm& comm = single_process());
 
 // A seed per (run seed, epoch, trajectory): every trajectory draws from its own stream, so results do
 // not depend on which thread plays it.

@@ -160,17 +160,17 @@ namespace {
 
 const char* kProgressHeader =
     "epoch,mean_return,baseline_score,rl_score,policy_loss,value_loss,kl,entropy,clip_fraction,policy_iters,"
-    "validation_return,best,decisions_per_s,wall_s\n";
+    "validation_return,best,decisions_per_s,wall_s,decisions_per_s_by_rank\n";
 
 std::string progress_csv(const std::vector<EpochRecord>& records) {
   // Six decimals, without the "-0.000000" of a tiny negative.
   const auto six = [](double v) { return std::abs(v) < 5e-7 ? 0.0 : v; };
   std::string s = kProgressHeader;
   for (const auto& r : records)
-    s += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{:.6f},{},{:.0f},{:.2f}\n", r.epoch,
+    s += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{:.6f},{},{:.0f},{:.2f},{}\n", r.epoch,
                      six(r.mean_return), six(r.baseline_score), six(r.rl_score), six(r.policy_loss), six(r.value_loss),
                      six(r.kl), six(r.entropy), r.clip_fraction, r.policy_iters, six(r.validation_return), r.best ? 1 : 0,
-                     r.decisions_per_s, r.wall_s);
+                     r.decisions_per_s, r.wall_s, r.decisions_per_s_by_rank);
   return s;
 }
 
@@ -188,6 +188,7 @@ std::vector<EpochRecord> read_progress(const fs::path& path, int epochs) {
         comma >> r.value_loss >> comma >> r.kl >> comma >> r.entropy >> comma >> r.clip_fraction >> comma >> r.policy_iters >>
         comma >> r.validation_return >> comma >> best >> comma >> r.decisions_per_s >> comma >> r.wall_s;
     if (!row) throw InputError(fmt::format("{}: unreadable row '{}'", path.string(), line));
+    if (row >> comma) std::getline(row, r.decisions_per_s_by_rank);  // absent from runs before MPI
     r.best = best != 0;
     records.push_back(r);
   }
@@ -200,6 +201,7 @@ nlohmann::json comparable(nlohmann::json config) {
   config.erase("arguments");  // the command line, which may differ in --epochs and --threads
   config["options"].erase("epochs");
   config["options"].erase("threads");
+  config["options"].erase("ranks");
   return config;
 }
 
@@ -276,20 +278,63 @@ void save_epoch(const fs::path& dir, const std::vector<EpochRecord>& records, co
   learner.save((dir / "model.pt").string(), state);
 }
 
+// What every rank learns of each episode played: the numbers the epoch's record sums, in trajectory order.
+struct Played {
+  std::vector<Episode> mine;        // this rank's episodes, recorded
+  std::vector<double> reward, baseline_score, agent_score, decisions;  // every rank's, in trajectory order
+  double rollout_s = 0;             // this rank's time
+};
+
+Played share(std::vector<Episode> mine, double rollout_s, const Comm& comm) {
+  std::vector<double> numbers;
+  for (const Episode& e : mine)
+    numbers.insert(numbers.end(), {e.reward, e.baseline_score, e.agent_score, static_cast<double>(e.decisions())});
+  const std::vector<double> all = gather_doubles(comm, numbers);
+  Played p{std::move(mine), {}, {}, {}, {}, rollout_s};
+  for (std::size_t i = 0; i + 3 < all.size(); i += 4) {
+    p.reward.push_back(all[i]);
+    p.baseline_score.push_back(all[i + 1]);
+    p.agent_score.push_back(all[i + 2]);
+    p.decisions.push_back(all[i + 3]);
+  }
+  return p;
+}
+
 }  // namespace
 
 std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
-                               const TrainOptions& o, Learner& learner, nlohmann::json config) {
+                               const TrainOptions& o, Learner& learner, nlohmann::json config, const Comm& comm) {
   if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
     throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
+  if (o.trajs < comm.size())
+    throw InputError(fmt::format("--trajs {} is fewer than the {} MPI ranks: each rank needs a trajectory", o.trajs, comm.size()));
+  const bool writer = comm.rank() == 0;  // the rank that writes the run's files and reports progress
   const fs::path dir = o.out;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", o.out, ec.message()));
   config["options"] = to_json(o);
+  config["options"]["ranks"] = comm.size();
 
-  RunStart start = start_run(dir, o, learner, config);
-  std::vector<EpochRecord>& records = start.records;
+  RunStart start;
+  together(comm, [&] {
+    if (!writer) return;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", o.out, ec.message()));
+    start = start_run(dir, o, learner, config);
+  });
+  // The other ranks load the checkpoint rank 0 checked, from the shared run directory.
+  together(comm, [&] {
+    double epoch = start.first_epoch;
+    const auto first_epochs = gather_doubles(comm, std::span(&epoch, 1));
+    if (writer || first_epochs[0] == 0) return;
+    const nlohmann::json state = learner.load((dir / "model.pt").string());
+    start.first_epoch = state.at("epoch").get<int>();
+    if (start.first_epoch != static_cast<int>(first_epochs[0]))
+      throw InputError(fmt::format("--resume: {}/model.pt is at epoch {} here, at epoch {} on rank 0: the run directory must be "
+                                   "on a file system every rank shares", o.out, start.first_epoch, first_epochs[0]));
+    start.best_validation = state.at("best_validation").get<double>();
+    start.wall_before = state.at("wall_s").get<double>();
+  });
+  std::vector<EpochRecord>& records = start.records;  // on rank 0 only, the earlier epochs' too
   const int first_epoch = start.first_epoch;
   double best_validation = start.best_validation;
 
@@ -304,63 +349,73 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     envs[0]->reset(rng, Split::validation);
   }
 
-  // Plays `count` episodes in parallel, each thread on its own environment; episode k uses rng(k).
-  // Without `net`, the teacher's picks.
+  // Plays this rank's block of `count` episodes on its threads, each thread on its own environment;
+  // episode k uses rng(k). Without `net`, the teacher's picks.
   const auto play_all = [&](int count, const PolicyNet* net, Split split, bool greedy, const auto& rng_of) {
-    std::vector<Episode> episodes(static_cast<std::size_t>(count));
-    for_each_parallel(episodes.size(), o.threads, [&](std::size_t k, int worker) {
-      Env& env = *envs[static_cast<std::size_t>(worker)];
-      Rng rng = rng_of(static_cast<int>(k));
-      episodes[k] = net                                   ? play(env, *net, rng, split, greedy, !greedy)
-                    : o.teacher == Teacher::clairvoyant ? play_clairvoyant(env, rng, split)
-                                                        : play_baseline(env, rng, split);
+    const Block block = block_of(static_cast<std::size_t>(count), comm.rank(), comm.size());
+    std::vector<Episode> episodes(block.last - block.first);
+    const auto t0 = std::chrono::steady_clock::now();
+    together(comm, [&] {
+      for_each_parallel(episodes.size(), o.threads, [&](std::size_t i, int worker) {
+        Env& env = *envs[static_cast<std::size_t>(worker)];
+        Rng rng = rng_of(static_cast<int>(block.first + i));
+        episodes[i] = net                                   ? play(env, *net, rng, split, greedy, !greedy)
+                      : o.teacher == Teacher::clairvoyant ? play_clairvoyant(env, rng, split)
+                                                          : play_baseline(env, rng, split);
+      });
     });
-    return episodes;
+    return share(std::move(episodes), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), comm);
+  };
+  const auto batch_of = [](const std::vector<Episode>& episodes) {
+    Batch batch;
+    batch.features = episodes.front().features;
+    for (const auto& e : episodes) batch.append(e);
+    return batch;
   };
 
   // Behaviour cloning first (fresh runs only): the policy learns the teacher's picks, so that PPO
   // starts from the teacher's schedule (or as near as estimates allow) instead of a random one.
   for (int i = 0; first_epoch == 0 && i < o.imitation_epochs; ++i) {
-    const auto episodes = play_all(o.trajs, nullptr, Split::train, false, [&](int k) {
+    const Played played = play_all(o.trajs, nullptr, Split::train, false, [&](int k) {
       return Rng(stream_seed(o.seed, std::numeric_limits<std::uint64_t>::max() - 1 - static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(k)));
     });
-    Batch batch;
-    batch.features = episodes.front().features;
-    for (const auto& e : episodes) batch.append(e);
-    const double loss = learner.imitate(batch);
+    const double loss = learner.imitate(batch_of(played.mine));
     double teacher_return = 0;
-    for (const auto& e : episodes) teacher_return += e.reward / o.trajs;
+    for (const double reward : played.reward) teacher_return += reward / o.trajs;
     const std::string message =
         fmt::format("imitation {}/{}: cross-entropy {:.4f}, {} return {:+.3f}", i + 1, o.imitation_epochs, loss, kTeacherNames.name(o.teacher), teacher_return);
-    if (o.progress) spdlog::info("{}", message);
+    if (o.progress && writer) spdlog::info("{}", message);
     else spdlog::debug("{}", message);
   }
 
   Progress progress(fmt::format("train {}", o.out), std::max(1, o.epochs - first_epoch));
   const auto run_start = std::chrono::steady_clock::now();
   for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
+    together(comm, [&] { fail_here_for_tests(comm, epoch + 1, fmt::format("epoch {}", epoch + 1)); });
     const PolicyNet net = learner.policy();
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto episodes = play_all(o.trajs, &net, Split::train, false, [&](int k) {
+    const Played played = play_all(o.trajs, &net, Split::train, false, [&](int k) {
       return Rng(stream_seed(o.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(k)));
     });
-    const double rollout_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     EpochRecord r;
     r.epoch = epoch + 1;
-    Batch batch;
-    batch.features = episodes.front().features;
-    std::size_t decisions = 0;
-    for (const auto& e : episodes) {
-      batch.append(e);
-      decisions += e.decisions();
-      r.mean_return += e.reward / o.trajs;
-      r.baseline_score += e.baseline_score / o.trajs;
-      r.rl_score += e.agent_score / o.trajs;
+    double decisions = 0, mine = 0;
+    for (std::size_t k = 0; k < played.reward.size(); ++k) {
+      decisions += played.decisions[k];
+      r.mean_return += played.reward[k] / o.trajs;
+      r.baseline_score += played.baseline_score[k] / o.trajs;
+      r.rl_score += played.agent_score[k] / o.trajs;
     }
-    r.decisions_per_s = static_cast<double>(decisions) / std::max(rollout_s, 1e-9);
-    const UpdateStats u = learner.update(batch);
-    batch = Batch{};
+    for (const Episode& e : played.mine) mine += static_cast<double>(e.decisions());
+    const double rate[] = {mine / std::max(played.rollout_s, 1e-9), played.rollout_s};
+    const std::vector<double> rates = gather_doubles(comm, rate);
+    double slowest = 0;
+    for (std::size_t k = 0; k < rates.size(); k += 2) {
+      slowest = std::max(slowest, rates[k + 1]);
+      r.decisions_per_s_by_rank += fmt::format("{}{:.0f}", k == 0 ? "" : " ", rates[k]);
+    }
+    r.decisions_per_s = decisions / std::max(slowest, 1e-9);
+    const UpdateStats u = learner.update(batch_of(played.mine));
     r.policy_loss = u.policy_loss;
     r.value_loss = u.value_loss;
     r.kl = u.kl;
@@ -370,8 +425,8 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
 
     const PolicyNet updated = learner.policy();
     if (o.validation_windows > 0) {
-      for (const auto& e : play_all(o.validation_windows, &updated, Split::validation, true, validation_rng))
-        r.validation_return += e.reward / o.validation_windows;
+      for (const double reward : play_all(o.validation_windows, &updated, Split::validation, true, validation_rng).reward)
+        r.validation_return += reward / o.validation_windows;
     } else {
       r.validation_return = r.mean_return;
     }
@@ -380,16 +435,18 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     r.wall_s = start.wall_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     records.push_back(r);
 
-    save_epoch(dir, records, updated, o.env, best_validation, learner);
+    together(comm, [&] {
+      if (writer) save_epoch(dir, records, updated, o.env, best_validation, learner);
+    });
 
     const std::string message =
         fmt::format("epoch {}/{} return {:+.3f} validation {:+.3f} (best {:+.3f}) {} {:.4g} vs {} {:.4g} {:.0f} decisions/s", r.epoch,
                     o.epochs, r.mean_return, r.validation_return, best_validation, to_string(o.env.score), r.rl_score,
                     o.env.baseline, r.baseline_score, r.decisions_per_s);
-    if (o.progress) progress.update(r.epoch - first_epoch, message);
+    if (o.progress && writer) progress.update(r.epoch - first_epoch, message);
     spdlog::debug("{}", message);
   }
-  if (o.progress) progress.finish(records.empty() ? "" : fmt::format("best validation return {:+.3f}", best_validation));
+  if (o.progress && writer) progress.finish(records.empty() ? "" : fmt::format("best validation return {:+.3f}", best_validation));
   return std::move(records);  // start.records
 }
 

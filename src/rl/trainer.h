@@ -7,8 +7,9 @@
 //   policy.json   the last policy's weights for the torch-free forward pass (`rl:DIR`)
 //   best.pt, best.json  the same for the epoch with the best validation return
 //   progress.csv  one row per epoch
-// Every trajectory draws from its own seeded stream, so a run is identical whatever the thread count
-// (the update's float sums may depend on torch's thread count, which --threads also sets).
+// Every trajectory draws from its own seeded stream and the update sums in a fixed order or exactly, so a
+// run is identical whatever the thread count, and whatever the number of MPI ranks it is spread over
+// (each rank plays a block of the trajectories; rank 0 writes the files).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cluster/cluster_spec.h"
+#include "core/comm.h"
 #include "rl/env.h"
 #include "rl/learner.h"
 #include "trace/job_spec.h"
@@ -51,7 +53,10 @@ struct EpochRecord {
   int policy_iters = 0;
   double validation_return = 0;
   bool best = false;
-  double decisions_per_s = 0, wall_s = 0;  // timing: the only columns that vary between identical runs
+  // Timing: the only columns that vary between identical runs. decisions_per_s: every rank's rollout
+  // decisions over the slowest rank's rollout time; by rank: each rank's own rate, space-separated.
+  double decisions_per_s = 0, wall_s = 0;
+  std::string decisions_per_s_by_rank;
 };
 
 // The contents of policy.json / best.json: the weights and everything needed to observe as in training.
@@ -89,8 +94,11 @@ PolicyFile load_policy(const std::string& path);
 
 // `config` = the caller's description of the run (cluster, trace, options), written into config.json
 // with the options above. Returns every epoch's record, including those of a resumed run.
+// With several ranks every rank calls it with the same arguments and a learner on the same `comm`; the
+// run directory must be one that every rank sees (a shared file system) for --resume.
 std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
-                               const TrainOptions& options, Learner& learner, nlohmann::json config);
+                               const TrainOptions& options, Learner& learner, nlohmann::json config,
+                               const Comm& comm = single_process());
 
 // The run configuration as JSON (what config.json holds besides the caller's part).
 nlohmann::json to_json(const TrainOptions& options);

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/comm.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/log.h"
@@ -167,21 +168,10 @@ void save_atomically(const std::string& path, const char* what, const Save& save
   write_file(path, bytes.str());
 }
 
-// Sums the shards' gradients in shard order and takes one optimiser step.
-void step(torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& params, const std::vector<Shard>& shards) {
-  torch::NoGradGuard no_grad;
-  for (std::size_t p = 0; p < params.size(); ++p) {
-    torch::Tensor sum = shards[0].grads[p].clone();
-    for (std::size_t k = 1; k < shards.size(); ++k) sum += shards[k].grads[p];
-    const_cast<torch::Tensor&>(params[p]).mutable_grad() = sum;
-  }
-  optimizer.step();
-}
-
 class PpoLearner final : public Learner {
  public:
-  PpoLearner(Arch arch, int features, bool skip, const PpoOptions& options, std::uint64_t seed, int threads)
-      : features_(features), threads_(std::max(1, threads)), options_(options), policy_(arch, features, skip), value_(features),
+  PpoLearner(Arch arch, int features, bool skip, const PpoOptions& options, std::uint64_t seed, int threads, const Comm& comm)
+      : comm_(comm), features_(features), threads_(std::max(1, threads)), options_(options), policy_(arch, features, skip), value_(features),
         pi_opt_(policy_->parameters(), torch::optim::AdamOptions(options.pi_lr)),
         vf_opt_(value_->parameters(), torch::optim::AdamOptions(options.vf_lr)) {
     torch::set_num_threads(1);  // the update runs one shard per thread itself
@@ -195,7 +185,7 @@ class PpoLearner final : public Learner {
   }
 
   double imitate(const Batch& batch) override {
-    std::vector<Shard> shards = shards_of(tensors(batch));
+    std::vector<Shard> shards = shards_of(batch, tensors(batch));
     const auto pi_params = policy_->parameters();
     double loss = 0;
     for (int i = 0; i < options_.pi_iters; ++i) {
@@ -204,8 +194,7 @@ class PpoLearner final : public Learner {
         sh.grads = torch::autograd::grad({cross_entropy * sh.weight}, pi_params);
         sh.terms[0] = cross_entropy.item<double>();
       });
-      loss = 0;
-      for (const Shard& sh : shards) loss += sh.weight * sh.terms[0];
+      loss = reduce(shards)[0];
       step(pi_opt_, pi_params, shards);
     }
     return loss;
@@ -213,25 +202,25 @@ class PpoLearner final : public Learner {
 
   UpdateStats update(const Batch& batch) override {
     const BatchTensors bt = tensors(batch);
-    const auto n = static_cast<std::int64_t>(batch.size());
+    std::vector<Shard> shards = shards_of(batch, bt);
 
-    // Advantages per episode from the values before the update.
-    torch::Tensor values;
-    {
+    // Advantages per episode from the values before the update (shard by shard: a row's value must not
+    // depend on which rows share its matrix product, which the rank count would change).
+    std::vector<float> values(batch.size()), adv(batch.size()), ret(batch.size());
+    in_parallel(shards, threads_, [&](Shard& sh) {
       torch::NoGradGuard no_grad;
-      values = value_->forward(bt.obs).contiguous();
-    }
-    std::vector<float> adv(batch.size()), ret(batch.size());
-    const std::span<const float> v(values.data_ptr<float>(), batch.size());
+      const auto v = value_->forward(sh.obs).contiguous();
+      std::copy_n(v.data_ptr<float>(), sh.last - sh.first, values.begin() + sh.first);
+    });
     for (std::size_t e = 0; e < batch.episodes.size(); ++e) {
       const auto [first, last] = batch.episodes[e];
-      gae(v.subspan(first, last - first), batch.rewards[e], options_.gamma, options_.lambda,
+      gae(std::span<const float>(values).subspan(first, last - first), batch.rewards[e], options_.gamma, options_.lambda,
           std::span(adv).subspan(first, last - first), std::span(ret).subspan(first, last - first));
     }
-    normalize(adv, options_.adv_eps);
+    normalize(adv, batch.episodes, options_.adv_eps, comm_);
+    const auto n = static_cast<std::int64_t>(batch.size());
     const auto advantages = torch::from_blob(adv.data(), {n});
     const auto returns = torch::from_blob(ret.data(), {n});
-    std::vector<Shard> shards = shards_of(bt);
     for (Shard& sh : shards) {
       sh.advantages = advantages.slice(0, sh.first, sh.last);
       sh.returns = returns.slice(0, sh.first, sh.last);
@@ -244,18 +233,12 @@ class PpoLearner final : public Learner {
     UpdateStats stats;
     const auto pi_params = policy_->parameters();
     for (int i = 0; i < options_.pi_iters; ++i) {
-      double loss = 0, kl = 0, entropy = 0, clipped = 0;
       in_parallel(shards, threads_, [&](Shard& sh) {
         const PolicyTerms t = policy_terms(shard_log_probs(sh), sh.actions, sh.logp_old, sh.advantages, options_.clip);
         sh.grads = torch::autograd::grad({t.loss * sh.weight}, pi_params);
         sh.terms = {t.loss.item<double>(), t.kl.item<double>(), t.entropy.item<double>(), t.clip_fraction.item<double>()};
       });
-      for (const Shard& sh : shards) {
-        loss += sh.weight * sh.terms[0];
-        kl += sh.weight * sh.terms[1];
-        entropy += sh.weight * sh.terms[2];
-        clipped += sh.weight * sh.terms[3];
-      }
+      const auto [loss, kl, entropy, clipped] = reduce(shards);
       stats.kl = kl;
       stats.clip_fraction = clipped;
       if (i == 0) {
@@ -273,8 +256,8 @@ class PpoLearner final : public Learner {
         sh.grads = torch::autograd::grad({loss * sh.weight}, vf_params);
         sh.terms[0] = loss.item<double>();
       });
-      if (i == 0)
-        for (const Shard& sh : shards) stats.value_loss += sh.weight * sh.terms[0];
+      const double loss = reduce(shards)[0];
+      if (i == 0) stats.value_loss = loss;
       step(vf_opt_, vf_params, shards);
     }
     return stats;
@@ -371,29 +354,80 @@ class PpoLearner final : public Learner {
             torch::tensor(action_values, torch::kInt64)};
   }
 
-  // Shards of kShardDecisions decisions, each with its own graph: small enough that a layer's
-  // activations stay in cache, processed by --threads threads. Gradients are summed in shard order, so
-  // the result does not depend on the thread count or timing.
-  std::vector<Shard> shards_of(const BatchTensors& t) const {
+  // Shards of at most kShardDecisions decisions of one episode, each with its own graph: small enough
+  // that a layer's activations stay in cache, processed by --threads threads. Each rank holds whole
+  // episodes, so the shards, and what each computes, are the same whatever the rank and thread counts.
+  // Weights: each shard's share of the decisions of every rank.
+  std::vector<Shard> shards_of(const Batch& batch, const BatchTensors& t) {
     constexpr std::int64_t kShardDecisions = 128;
-    const std::int64_t n = t.obs.size(0);
     std::vector<Shard> shards;
-    for (std::int64_t first = 0; first < n; first += kShardDecisions) {
-      const std::int64_t last = std::min(n, first + kShardDecisions);
-      Shard sh;
-      sh.first = first;
-      sh.last = last;
-      sh.weight = static_cast<double>(last - first) / static_cast<double>(n);
-      sh.obs = t.obs.slice(0, first, last);
-      sh.mask = t.mask.slice(0, first, last);
-      sh.actions = t.actions.slice(0, first, last);
-      if (policy_->arch == Arch::mlp) {  // logits from the visible rows only: most slots are padding
-        sh.positions = sh.mask.slice(1, 0, kSlots).flatten().nonzero().squeeze(1);
-        sh.rows = sh.obs.reshape({(last - first) * kSlots, features_}).index_select(0, sh.positions);
+    for (const auto& [episode_first, episode_last] : batch.episodes)
+      for (auto first = static_cast<std::int64_t>(episode_first); first < static_cast<std::int64_t>(episode_last); first += kShardDecisions) {
+        const std::int64_t last = std::min(static_cast<std::int64_t>(episode_last), first + kShardDecisions);
+        Shard sh;
+        sh.first = first;
+        sh.last = last;
+        sh.obs = t.obs.slice(0, first, last);
+        sh.mask = t.mask.slice(0, first, last);
+        sh.actions = t.actions.slice(0, first, last);
+        if (policy_->arch == Arch::mlp) {  // logits from the visible rows only: most slots are padding
+          sh.positions = sh.mask.slice(1, 0, kSlots).flatten().nonzero().squeeze(1);
+          sh.rows = sh.obs.reshape({(last - first) * kSlots, features_}).index_select(0, sh.positions);
+        }
+        shards.push_back(std::move(sh));
       }
-      shards.push_back(std::move(sh));
+    const double counts[] = {static_cast<double>(batch.size()), static_cast<double>(shards.size())};
+    const std::vector<double> all = gather_doubles(comm_, counts);
+    double decisions = 0;
+    total_shards_ = 0;
+    shards_by_rank_.clear();
+    for (std::size_t r = 0; r < all.size(); r += 2) {
+      decisions += all[r];
+      shards_by_rank_.push_back(static_cast<std::size_t>(all[r + 1]));
+      total_shards_ += shards_by_rank_.back();
     }
+    for (Shard& sh : shards) sh.weight = static_cast<double>(sh.last - sh.first) / decisions;
     return shards;
+  }
+
+  // The shards' weighted terms summed in shard order over every rank, so the same on each; also learns
+  // each parameter's largest gradient over every shard, for step().
+  std::array<double, 4> reduce(const std::vector<Shard>& shards) {
+    const std::size_t params = shards.front().grads.size();
+    std::vector<double> mine(params, 0.0);
+    for (const Shard& sh : shards)
+      for (std::size_t p = 0; p < params; ++p) mine[p] = std::max(mine[p], sh.grads[p].abs().max().item<double>());
+    for (const Shard& sh : shards)
+      for (const double term : sh.terms) mine.push_back(sh.weight * term);
+    const std::vector<double> all = gather_doubles(comm_, mine);
+    std::array<double, 4> sums{};
+    max_grad_.assign(params, 0.0);
+    std::size_t at = 0;
+    for (const std::size_t count : shards_by_rank_) {
+      for (std::size_t p = 0; p < params; ++p) max_grad_[p] = std::max(max_grad_[p], all[at++]);
+      for (std::size_t k = 0; k < count; ++k)
+        for (double& sum : sums) sum += all[at++];
+    }
+    RLTUNE_CHECK(at == all.size(), "every rank sent its parameters' bounds and its shards' terms");
+    return sums;
+  }
+
+  // Sums the shards' gradients of every rank exactly (the same bits for any rank or thread count) and
+  // takes one optimiser step. After reduce() on the same gradients.
+  void step(torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& params, std::vector<Shard>& shards) {
+    torch::NoGradGuard no_grad;
+    std::vector<std::size_t> sizes;
+    for (const auto& p : params) sizes.push_back(static_cast<std::size_t>(p.numel()));
+    ExactSum sum(sizes, max_grad_, total_shards_);
+    for (Shard& sh : shards)
+      for (std::size_t p = 0; p < params.size(); ++p) {
+        const torch::Tensor g = sh.grads[p].contiguous();
+        sum.add(p, {g.data_ptr<float>(), sizes[p]});
+      }
+    const auto totals = sum.total(comm_);
+    for (std::size_t p = 0; p < params.size(); ++p)
+      const_cast<torch::Tensor&>(params[p]).mutable_grad() = torch::from_blob(const_cast<float*>(totals[p].data()), params[p].sizes()).clone();
+    optimizer.step();
   }
 
   torch::Tensor shard_log_probs(Shard& sh) {
@@ -405,8 +439,12 @@ class PpoLearner final : public Learner {
     return fmt::format("{}/{}{}", to_string(policy_->arch), features_, policy_->skip.defined() ? "/skip" : "");
   }
 
+  const Comm& comm_;
   int features_;
   int threads_;
+  std::vector<std::size_t> shards_by_rank_;  // of the current batch (shards_of)
+  std::size_t total_shards_ = 0;
+  std::vector<double> max_grad_;  // per parameter, of the last reduce()
   PpoOptions options_;
   Policy policy_;
   Value value_;
@@ -432,8 +470,8 @@ int update_threads(int wanted) {
 }  // namespace
 
 std::unique_ptr<Learner> make_ppo_learner(Arch arch, int features, bool skip, const PpoOptions& options, std::uint64_t seed,
-                                          int threads) {
-  return std::make_unique<PpoLearner>(arch, features, skip, options, seed, update_threads(threads));
+                                          int threads, const Comm& comm) {
+  return std::make_unique<PpoLearner>(arch, features, skip, options, seed, update_threads(threads), comm);
 }
 
 }  // namespace rltune::rl

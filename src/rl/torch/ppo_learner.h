@@ -3,13 +3,16 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/comm.h"
 #include "rl/learner.h"
 
 namespace rltune::rl {
 
 // Fresh networks (Glorot-uniform weights, zero biases, as the reference's TF1 layers) drawn from `seed`.
-// `threads` bounds torch's intra-op threads during updates. `skip`: the policy has the skip action (--skip).
+// `threads`: the update's threads. `skip`: the policy has the skip action (--skip). With `comm` of
+// several ranks, each rank's batch holds its own episodes and the update combines every rank's
+// gradients: every rank ends with the same weights, the same as in one process with all the episodes.
 std::unique_ptr<Learner> make_ppo_learner(Arch arch, int features, bool skip, const PpoOptions& options, std::uint64_t seed,
-                                          int threads);
+                                          int threads, const Comm& comm = single_process());
 
 }  // namespace rltune::rl

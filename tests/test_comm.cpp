@@ -1,0 +1,100 @@
+// The single-process side of core/comm.h; tests/mpi_test.sh runs the same code on MPI ranks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core/comm.h"
+#include "core/error.h"
+
+namespace rltune {
+namespace {
+
+TEST(Comm, BlocksCoverTheItemsInRankOrder) {
+  for (const std::size_t count : {0u, 1u, 5u, 6u, 100u})
+    for (const int ranks : {1, 2, 3, 7}) {
+      std::size_t next = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const Block b = block_of(count, r, ranks);
+        EXPECT_EQ(b.first, next) << count << " items, rank " << r << " of " << ranks;
+        EXPECT_LE(b.last - b.first, count / static_cast<std::size_t>(ranks) + 1);
+        next = b.last;
+      }
+      EXPECT_EQ(next, count);
+    }
+}
+
+// The totals are the same bits whatever the order of the terms: what makes a model the same on any
+// number of ranks. A float sum in another order differs.
+TEST(Comm, ExactSumDoesNotDependOnTheOrder) {
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<std::vector<float>> terms(40, std::vector<float>(33));
+  for (std::size_t k = 0; k < terms.size(); ++k)
+    for (float& v : terms[k]) v = normal(gen) * std::pow(10.0f, static_cast<float>(k % 7) - 3);
+  double max_abs = 0;
+  for (const auto& t : terms)
+    for (const float v : t) max_abs = std::max(max_abs, static_cast<double>(std::abs(v)));
+  const auto total = [&](const std::vector<std::size_t>& order) {
+    ExactSum sum({33}, std::span(&max_abs, 1), terms.size());
+    for (const std::size_t k : order) sum.add(0, terms[k]);
+    return sum.total(single_process())[0];
+  };
+  std::vector<std::size_t> order(terms.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  const std::vector<float> forward = total(order);
+  std::reverse(order.begin(), order.end());
+  EXPECT_EQ(forward, total(order));
+  std::shuffle(order.begin(), order.end(), gen);
+  EXPECT_EQ(forward, total(order));
+  bool float_sums_differ = false;
+  for (std::size_t i = 0; i < 33; ++i) {
+    double exact = 0;
+    float up = 0, down = 0;
+    for (std::size_t k = 0; k < terms.size(); ++k) {
+      exact += terms[k][i];
+      up += terms[k][i];
+      down += terms[terms.size() - 1 - k][i];
+    }
+    float_sums_differ = float_sums_differ || up != down;
+    EXPECT_NEAR(forward[i], exact, 1e-6 * max_abs) << i;
+  }
+  EXPECT_TRUE(float_sums_differ) << "the terms should show that float addition depends on the order";
+}
+
+TEST(Comm, ExactSumKeepsSegmentsApartAndRefusesInfinity) {
+  const double bounds[] = {1e-20, 1e20};
+  ExactSum sum({2, 1}, bounds, 3);
+  for (int k = 0; k < 3; ++k) {
+    sum.add(0, std::vector<float>{1e-20f, -5e-21f});
+    sum.add(1, std::vector<float>{1e20f});
+  }
+  const auto totals = sum.total(single_process());
+  EXPECT_FLOAT_EQ(totals[0][0], 3e-20f);  // a tiny segment keeps its precision beside a huge one
+  EXPECT_FLOAT_EQ(totals[0][1], -1.5e-20f);
+  EXPECT_FLOAT_EQ(totals[1][0], 3e20f);
+  EXPECT_THROW(ExactSum({1}, std::vector<double>{INFINITY}, 1), InputError);
+  const double zero = 0;
+  ExactSum zeros({1}, std::span(&zero, 1), 1);
+  zeros.add(0, std::vector<float>{0.0f});
+  EXPECT_EQ(zeros.total(single_process())[0][0], 0.0f);
+}
+
+TEST(Comm, OneProcessGathersItselfAndRethrowsItsOwnErrors) {
+  const Comm& one = single_process();
+  EXPECT_EQ(one.rank(), 0);
+  EXPECT_EQ(one.size(), 1);
+  EXPECT_EQ(one.all_gather("abc"), std::vector<std::string>{"abc"});
+  const double values[] = {1.5, -2};
+  EXPECT_EQ(gather_doubles(one, values), (std::vector<double>{1.5, -2}));
+  EXPECT_THROW(together(one, [] { throw InputError("bad"); }), InputError);
+  EXPECT_THROW(together(one, [] { throw std::runtime_error("broken"); }), std::runtime_error);
+  int ran = 0;
+  together(one, [&] { ++ran; });
+  EXPECT_EQ(ran, 1);
+}
+
+}  // namespace
+}  // namespace rltune
