@@ -75,6 +75,10 @@ mpirun --allow-run-as-root --oversubscribe -np 1 "$RLTUNE" "${TRAIN[@]}" --epoch
 [ $? -eq 2 ] || fail "mismatched arguments: expected exit 2: $(cat mixed.log)"
 grep -q "rank 1 was started with other arguments than rank 0" mixed.log || fail "mismatch not named: $(cat mixed.log)"
 [ -e mixed ] && fail "mismatched ranks wrote $(ls mixed)"
+# An error every rank meets is said once, without a rank.
+mpi 3 train --cluster helios --sample-jobs 3000 --window-len 64 --trajs 2 --epochs 1 --quiet --out few > few.log 2>&1
+[ $? -eq 2 ] || fail "--trajs below the rank count: expected exit 2: $(cat few.log)"
+[ "$(grep -c "error: --trajs 2 is fewer than the 3 MPI ranks" few.log)" -eq 1 ] || fail "expected the error once: $(cat few.log)"
 # Commands that do not spread over ranks say so.
 mpi 2 simulate --cluster helios > simulate.log 2>&1
 [ $? -eq 2 ] && grep -q "runs in one process" simulate.log || fail "simulate under mpirun: $(cat simulate.log)"

@@ -49,30 +49,31 @@ int run_train(TrainArgs& a) {
   const Comm& comm = world();
   cluster::ClusterSpec cluster;
   trace::Trace trace;
-  together(comm, [&] {  // the same on every rank, but a rank may fail to read a file
+  rl::TrainOptions& o = a.options;
+  report::Json config;
+  // The same on every rank, but a rank may fail to read a file; one error, from rank 0, when all fail.
+  together(comm, [&] {
     cluster = cluster::load_cluster(a.cluster);
     trace = a.trace.load(cluster);
+    if (static_cast<std::size_t>(o.env.window.length) > trace.jobs.size())  // the environment would say window.length
+      throw InputError(fmt::format("--window-len {}: must be at most the trace's {} jobs", o.env.window.length, trace.jobs.size()));
+    o.env.baseline = a.baseline;
+    o.env.score = rl::parse_score(a.score);
+    o.env.profile = a.profile.profile(a.baseline);
+    o.env.engine = a.profile.engine();
+    o.env.observation.features = rl::parse_feature_set(a.features);
+    o.teacher = rl::kTeacherNames.parse(a.teacher);
+    if (o.teacher != rl::Teacher::baseline && o.imitation_epochs == 0) throw InputError("--teacher " + a.teacher + " needs --imitate N");
+    o.arch = a.attention ? rl::Arch::attention : rl::Arch::mlp;
+    o.env.commit = !a.reconsider;
+    o.seed = a.trace.sample_seed;
+    o.progress = !a.quiet;
+    config["command"] = "train";
+    config["arguments"] = train_arguments;
+    config["cluster"] = cluster.source;
+    a.trace.describe(config, cluster, trace);
+    a.profile.describe(config, o.env.profile);
   });
-  rl::TrainOptions& o = a.options;
-  if (static_cast<std::size_t>(o.env.window.length) > trace.jobs.size())  // the environment would say window.length
-    throw InputError(fmt::format("--window-len {}: must be at most the trace's {} jobs", o.env.window.length, trace.jobs.size()));
-  o.env.baseline = a.baseline;
-  o.env.score = rl::parse_score(a.score);
-  o.env.profile = a.profile.profile(a.baseline);
-  o.env.engine = a.profile.engine();
-  o.env.observation.features = rl::parse_feature_set(a.features);
-  o.teacher = rl::kTeacherNames.parse(a.teacher);
-  if (o.teacher != rl::Teacher::baseline && o.imitation_epochs == 0) throw InputError("--teacher " + a.teacher + " needs --imitate N");
-  o.arch = a.attention ? rl::Arch::attention : rl::Arch::mlp;
-  o.env.commit = !a.reconsider;
-  o.seed = a.trace.sample_seed;
-  o.progress = !a.quiet;
-  report::Json config;
-  config["command"] = "train";
-  config["arguments"] = train_arguments;
-  config["cluster"] = cluster.source;
-  a.trace.describe(config, cluster, trace);
-  a.profile.describe(config, o.env.profile);
   // Wall-clock-free: the timing-dependent parts of a run live in progress.csv only.
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
                            cluster.total_gpus(), trace.source, trace.jobs.size());

@@ -73,8 +73,12 @@ void together(const Comm& comm, const std::function<void()>& f) {
     throw std::runtime_error(failure.substr(1));
   }
   const auto all = comm.all_gather(failure);
-  for (std::size_t r = 0; r < all.size(); ++r)
-    if (!all[r].empty()) throw RanksFailed(fmt::format("rank {}: {}", r, all[r].substr(1)), all[r][0] == 'I');
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    // The same error on every rank (a bad argument) needs no rank.
+    const bool everywhere = std::all_of(all.begin(), all.end(), [&](const std::string& f) { return f == all[r]; });
+    throw RanksFailed(everywhere ? all[r].substr(1) : fmt::format("rank {}: {}", r, all[r].substr(1)), all[r][0] == 'I');
+  }
 }
 
 void fail_here_for_tests(const Comm& comm, long step, const std::string& what) {

@@ -58,7 +58,8 @@ class RanksFailed : public std::runtime_error {
 };
 
 // Runs `f` on this rank, then tells every rank whether any rank's `f` threw: if one did, every rank
-// throws RanksFailed with the error of the first that did, prefixed with "rank R: ". In one process,
+// throws RanksFailed with the error of the first that did, prefixed with "rank R: " unless every rank
+// failed with the same error. In one process,
 // f's own exception. For work that may fail on some ranks only, such as writing files on rank 0, so
 // that the others do not wait forever at their next collective call.
 void together(const Comm& comm, const std::function<void()>& f);

@@ -304,10 +304,6 @@ Played share(std::vector<Episode> mine, double rollout_s, const Comm& comm) {
 
 std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
                                const TrainOptions& o, Learner& learner, nlohmann::json config, const Comm& comm) {
-  if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
-    throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
-  if (o.trajs < comm.size())
-    throw InputError(fmt::format("--trajs {} is fewer than the {} MPI ranks: each rank needs a trajectory", o.trajs, comm.size()));
   const bool writer = comm.rank() == 0;  // the rank that writes the run's files and reports progress
   const fs::path dir = o.out;
   config["options"] = to_json(o);
@@ -315,6 +311,10 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
 
   RunStart start;
   together(comm, [&] {
+    if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
+      throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
+    if (o.trajs < comm.size())
+      throw InputError(fmt::format("--trajs {} is fewer than the {} MPI ranks: each rank needs a trajectory", o.trajs, comm.size()));
     if (!writer) return;
     std::error_code ec;
     fs::create_directories(dir, ec);
