@@ -45,6 +45,11 @@ timeout 300 srun -N 1 -n 2 --mpi=pmix "$RLTUNE" train "${TRAIN[@]}" --threads 1 
   fail "srun --mpi=pmix: $(cat srun.log)"
 for f in policy.json best.json; do cmp -s "one/$f" "srun/$f" || fail "srun's $f differs from one process's"; done
 
+# srun without an MPI plugin would start independent copies: refused.
+srun -N 1 -n 2 --mpi=none "$RLTUNE" train "${TRAIN[@]}" --threads 1 --out "$BASE/plain" > plain.log 2>&1
+grep -q "srun started 2 tasks without MPI" plain.log || fail "srun --mpi=none was not refused: $(cat plain.log)"
+[ -e plain ] && fail "srun --mpi=none wrote $(ls plain)"
+
 cat > exp.yaml << YAML
 name: slurm
 windows: {count: 2, length: 64, split: test}

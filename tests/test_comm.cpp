@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <random>
 
@@ -95,6 +96,56 @@ TEST(Comm, OneProcessGathersItselfAndRethrowsItsOwnErrors) {
   together(one, [&] { ++ran; });
   EXPECT_EQ(ran, 1);
 }
+
+// Rank 0 of three whose other ranks' outcomes are given: what together() learns from a gather.
+class ThreeRanks final : public Comm {
+ public:
+  explicit ThreeRanks(std::vector<std::string> others) : others_(std::move(others)) {}
+  int rank() const override { return 0; }
+  int size() const override { return 3; }
+  std::vector<std::string> all_gather(std::string_view mine) const override {
+    std::vector<std::string> all{std::string(mine)};
+    all.insert(all.end(), others_.begin(), others_.end());
+    return all;
+  }
+  std::vector<std::string> gather_to_root(std::string_view mine) const override { return all_gather(mine); }
+  void sum(std::span<std::int64_t>) const override {}
+  [[noreturn]] void abort(int) const override { throw std::logic_error("abort"); }
+
+ private:
+  std::vector<std::string> others_;
+};
+
+// The message every rank throws (RanksFailed) when `mine` is rank 0's outcome.
+std::string failure(const ThreeRanks& comm, const std::function<void()>& mine, bool& input) {
+  try {
+    together(comm, mine);
+  } catch (const RanksFailed& e) {
+    input = e.input;
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Comm, TogetherNamesTheFirstFailingRankUnlessAllFailedAlike) {
+  bool input = false;
+  const auto ok = [] {};
+  EXPECT_EQ(failure(ThreeRanks({"", ""}), ok, input), "");
+  EXPECT_EQ(failure(ThreeRanks({"", "Edisk full"}), ok, input), "rank 2: disk full");
+  EXPECT_FALSE(input);
+  EXPECT_EQ(failure(ThreeRanks({"Ibad window", "Edisk full"}), ok, input), "rank 1: bad window");
+  EXPECT_TRUE(input);
+  // Rank 0's own failure comes first; the same error on every rank is said without a rank.
+  EXPECT_EQ(failure(ThreeRanks({"", ""}), [] { throw InputError("no such file"); }, input), "rank 0: no such file");
+  EXPECT_EQ(failure(ThreeRanks({"Ino such file", "Ino such file"}), [] { throw InputError("no such file"); }, input), "no such file");
+  EXPECT_TRUE(input);
+  // A failure every rank already knows of passes through without another gather.
+  EXPECT_EQ(failure(ThreeRanks({"Ix", "Ix"}), [] { throw RanksFailed("known", false); }, input), "known");
+  EXPECT_THROW(fail_on_every_rank(ThreeRanks({}), "diverged"), RanksFailed);
+  EXPECT_THROW(fail_on_every_rank(single_process(), "diverged"), InputError);
+}
+
+TEST(Comm, DefaultThreadsIsAtLeastOne) { EXPECT_GE(default_threads(), 1); }
 
 }  // namespace
 }  // namespace rltune

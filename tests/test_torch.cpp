@@ -210,6 +210,10 @@ TEST(Torch, RunsAreDeterministicAndResumeExactly) {
   second->update(batch);
   EXPECT_EQ(first->policy().to_json(), second->policy().to_json());
   EXPECT_NE(first->policy().to_json(), nlohmann::json(nlohmann::json::parse(slurp(a / "policy.json"))["network"]));
+
+  // A NaN that reaches the gradients stops the update with an error, not a step on garbage.
+  batch.observations[0] = std::nanf("");
+  EXPECT_THROW(first->update(batch), InputError);
 }
 
 TEST(Torch, TorchScriptExportComputesTheSameLogits) {

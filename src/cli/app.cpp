@@ -38,15 +38,15 @@ namespace {
 // Several ranks run the command together: only commands that spread their work over ranks, all started
 // with the same arguments. Only rank 0 prints results and progress.
 void join_ranks(const Comm& comm, const std::string& command, int argc, char** argv) {
-  if (command != "train" && command != "experiment")
-    throw RanksFailed(fmt::format("`{}` runs in one process: start it without mpirun (train and experiment spread over MPI ranks)",
-                                  command), true);
   std::string arguments;
   for (int i = 1; i < argc; ++i) arguments += std::string(argv[i]) + '\n';
-  const auto all = comm.all_gather(arguments);
+  const auto all = comm.all_gather(arguments);  // first: every rank gets here, whatever its command
   for (std::size_t r = 1; r < all.size(); ++r)
     if (all[r] != all[0])
       throw RanksFailed(fmt::format("rank {} was started with other arguments than rank 0; every rank must run the same command", r), true);
+  if (command != "train" && command != "experiment")
+    throw RanksFailed(fmt::format("`{}` runs in one process: start it without mpirun (train and experiment spread over MPI ranks)",
+                                  command), true);
   if (comm.rank() != 0) {
     std::cout.setstate(std::ios::badbit);  // discards its output
     set_log_level("error");

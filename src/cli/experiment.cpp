@@ -27,10 +27,12 @@ struct ExperimentArgs {
 };
 
 int run_experiment(const ExperimentArgs& a) {
-  if (a.jobs < 1) throw InputError("--jobs must be at least 1");
   const Comm& comm = world();
   experiment::Config config;
-  together(comm, [&] { config = experiment::load_config(a.config); });  // a rank may fail to read it
+  together(comm, [&] {  // the same on every rank, but a rank may fail to read the file
+    if (a.jobs < 1) throw InputError("--jobs must be at least 1");
+    config = experiment::load_config(a.config);
+  });
   std::size_t runs = 0;
   for (const auto& w : config.workloads) runs += w.policies.size() * static_cast<std::size_t>(w.windows.count);
   const std::string ranks = comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : "";

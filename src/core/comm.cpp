@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sched.h>
 #include <exception>
 #include <stdexcept>
 #include <thread>
@@ -23,6 +24,7 @@ class SingleProcess final : public Comm {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::vector<std::string> all_gather(std::string_view mine) const override { return {std::string(mine)}; }
+  std::vector<std::string> gather_to_root(std::string_view mine) const override { return {std::string(mine)}; }
   void sum(std::span<std::int64_t>) const override {}
   [[noreturn]] void abort(int code) const override { std::exit(code); }
 };
@@ -42,18 +44,27 @@ bool started_by_mpi_launcher() {
 }
 
 int default_threads() {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+  cpu_set_t mask;
+  const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int mine = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : machine;
+  if (mine < machine) return std::max(1, mine);  // bound to some cores: those are this rank's
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
     if (const char* value = std::getenv(name)) {
       const int ranks = std::atoi(value);
-      if (ranks >= 1) return std::max(1, cores / ranks);
+      if (ranks >= 1) return std::max(1, mine / ranks);
     }
-  return cores;
+  return mine;
 }
 
 Block block_of(std::size_t count, int rank, int ranks) {
   const auto r = static_cast<std::size_t>(rank), n = static_cast<std::size_t>(ranks);
   return {count * r / n, count * (r + 1) / n};
+}
+
+void fail_on_every_rank(const Comm& comm, const std::string& message, bool input) {
+  if (comm.size() > 1) throw RanksFailed(message, input);
+  if (input) throw InputError(message);
+  throw std::runtime_error(message);
 }
 
 void together(const Comm& comm, const std::function<void()>& f) {

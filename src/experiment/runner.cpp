@@ -595,9 +595,9 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
     std::string mine;
     for (const Task& t : todo)
       mine += fmt::format("{} {} {} {}\n", t.workload, t.window, t.policy, records[t.workload][t.window][t.policy].dump());
-    const auto all = comm.all_gather(mine);
+    const auto all = comm.gather_to_root(mine);
     outcome.failed = 0;
-    for (std::size_t r = 0; writer && r < all.size(); ++r) {
+    for (std::size_t r = 0; r < all.size(); ++r) {
       std::istringstream in(all[r]);
       for (std::string line; std::getline(in, line);) {
         std::istringstream fields(line);

@@ -315,6 +315,8 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
       throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
     if (o.trajs < comm.size())
       throw InputError(fmt::format("--trajs {} is fewer than the {} MPI ranks: each rank needs a trajectory", o.trajs, comm.size()));
+    if (learner.policy().skip != o.env.skip)
+      throw InputError(o.env.skip ? "--skip needs a learner with a skip action" : "the learner has a skip action but --skip is off");
     if (!writer) return;
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -338,24 +340,25 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   const int first_epoch = start.first_epoch;
   double best_validation = start.best_validation;
 
-  if (learner.policy().skip != o.env.skip)
-    throw InputError(o.env.skip ? "--skip needs a learner with a skip action" : "the learner has a skip action but --skip is off");
   // One environment per thread, reused across epochs.
   std::vector<std::unique_ptr<Env>> envs;
-  for (int t = 0; t < o.threads; ++t) envs.push_back(std::make_unique<Env>(cluster, jobs, o.env));
   const auto validation_rng = [&](int k) { return Rng(stream_seed(o.seed, std::numeric_limits<std::uint64_t>::max(), static_cast<std::uint64_t>(k))); };
-  if (o.validation_windows > 0) {  // fail now, not after the first epoch, when the split is too small
-    Rng rng = validation_rng(0);
-    envs[0]->reset(rng, Split::validation);
-  }
+  together(comm, [&] {
+    for (int t = 0; t < o.threads; ++t) envs.push_back(std::make_unique<Env>(cluster, jobs, o.env));
+    if (o.validation_windows > 0) {  // fail now, not after the first epoch, when the split is too small
+      Rng rng = validation_rng(0);
+      envs[0]->reset(rng, Split::validation);
+    }
+  });
 
   // Plays this rank's block of `count` episodes on its threads, each thread on its own environment;
   // episode k uses rng(k). Without `net`, the teacher's picks.
   const auto play_all = [&](int count, const PolicyNet* net, Split split, bool greedy, const auto& rng_of) {
     const Block block = block_of(static_cast<std::size_t>(count), comm.rank(), comm.size());
     std::vector<Episode> episodes(block.last - block.first);
-    const auto t0 = std::chrono::steady_clock::now();
+    double seconds = 0;  // this rank's own rollout time, without waiting for the others
     together(comm, [&] {
+      const auto t0 = std::chrono::steady_clock::now();
       for_each_parallel(episodes.size(), o.threads, [&](std::size_t i, int worker) {
         Env& env = *envs[static_cast<std::size_t>(worker)];
         Rng rng = rng_of(static_cast<int>(block.first + i));
@@ -363,8 +366,9 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
                       : o.teacher == Teacher::clairvoyant ? play_clairvoyant(env, rng, split)
                                                           : play_baseline(env, rng, split);
       });
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     });
-    return share(std::move(episodes), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), comm);
+    return share(std::move(episodes), seconds, comm);
   };
   const auto batch_of = [](const std::vector<Episode>& episodes) {
     Batch batch;

@@ -394,9 +394,11 @@ class PpoLearner final : public Learner {
   // each parameter's largest gradient over every shard, for step().
   std::array<double, 4> reduce(const std::vector<Shard>& shards) {
     const std::size_t params = shards.front().grads.size();
+    // A NaN must survive the maxima (std::max would drop it) so that step() refuses it.
+    const auto larger = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); };
     std::vector<double> mine(params, 0.0);
     for (const Shard& sh : shards)
-      for (std::size_t p = 0; p < params; ++p) mine[p] = std::max(mine[p], sh.grads[p].abs().max().item<double>());
+      for (std::size_t p = 0; p < params; ++p) mine[p] = larger(mine[p], sh.grads[p].abs().max().item<double>());
     for (const Shard& sh : shards)
       for (const double term : sh.terms) mine.push_back(sh.weight * term);
     const std::vector<double> all = gather_doubles(comm_, mine);
@@ -404,7 +406,7 @@ class PpoLearner final : public Learner {
     max_grad_.assign(params, 0.0);
     std::size_t at = 0;
     for (const std::size_t count : shards_by_rank_) {
-      for (std::size_t p = 0; p < params; ++p) max_grad_[p] = std::max(max_grad_[p], all[at++]);
+      for (std::size_t p = 0; p < params; ++p) max_grad_[p] = larger(max_grad_[p], all[at++]);
       for (std::size_t k = 0; k < count; ++k)
         for (double& sum : sums) sum += all[at++];
     }
@@ -418,6 +420,8 @@ class PpoLearner final : public Learner {
     torch::NoGradGuard no_grad;
     std::vector<std::size_t> sizes;
     for (const auto& p : params) sizes.push_back(static_cast<std::size_t>(p.numel()));
+    for (const double m : max_grad_)  // every rank holds the same maxima
+      if (!std::isfinite(m)) fail_on_every_rank(comm_, fmt::format("a gradient is not finite ({}): training diverged", m));
     ExactSum sum(sizes, max_grad_, total_shards_);
     for (Shard& sh : shards)
       for (std::size_t p = 0; p < params.size(); ++p) {
