@@ -92,6 +92,7 @@ TEST(Comm, OneProcessGathersItselfAndRethrowsItsOwnErrors) {
   EXPECT_EQ(gather_doubles(one, values), (std::vector<double>{1.5, -2}));
   EXPECT_THROW(together(one, [] { throw InputError("bad"); }), InputError);
   EXPECT_THROW(together(one, [] { throw std::runtime_error("broken"); }), std::runtime_error);
+  EXPECT_THROW(together(one, [] { throw std::out_of_range("its own type"); }), std::out_of_range);
   int ran = 0;
   together(one, [&] { ++ran; });
   EXPECT_EQ(ran, 1);

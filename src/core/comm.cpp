@@ -69,19 +69,21 @@ void fail_on_every_rank(const Comm& comm, const std::string& message, bool input
 
 void together(const Comm& comm, const std::function<void()>& f) {
   std::string failure;  // "" when f returned; else the kind (I: input, E: other) and the message
+  std::exception_ptr error;
   try {
     f();
   } catch (const RanksFailed&) {
     throw;  // every rank knows already
   } catch (const InputError& e) {
     failure = std::string("I") + e.what();
+    error = std::current_exception();
   } catch (const std::exception& e) {
     failure = std::string("E") + e.what();
+    error = std::current_exception();
   }
   if (comm.size() == 1) {
-    if (failure.empty()) return;
-    if (failure[0] == 'I') throw InputError(failure.substr(1));
-    throw std::runtime_error(failure.substr(1));
+    if (error) std::rethrow_exception(error);
+    return;
   }
   const auto all = comm.all_gather(failure);
   for (std::size_t r = 0; r < all.size(); ++r) {
