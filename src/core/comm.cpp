@@ -47,13 +47,14 @@ int default_threads() {
   cpu_set_t mask;
   const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int mine = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : machine;
-  if (mine < machine) return std::max(1, mine);  // bound to some cores: those are this rank's
+  // Ranks may share those CPUs (unbound, or bound to a socket): each takes its share, rather than
+  // every rank taking them all.
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
     if (const char* value = std::getenv(name)) {
       const int ranks = std::atoi(value);
       if (ranks >= 1) return std::max(1, mine / ranks);
     }
-  return mine;
+  return std::max(1, mine);
 }
 
 Block block_of(std::size_t count, int rank, int ranks) {

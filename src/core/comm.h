@@ -40,9 +40,9 @@ const Comm& single_process();
 const Comm& world();
 // Whether an MPI launcher started this process, read from the environment the launchers set.
 bool started_by_mpi_launcher();
-// The cores this process may use by default: those it may run on (its CPU affinity: a Slurm task's
-// CPUs, or the cores mpirun bound it to), shared by the ranks the launcher started on this machine
-// when they may all run on the same cores.
+// The cores this process may use by default: those it may run on (its CPU affinity: a Slurm job's
+// CPUs, or the cores mpirun bound it to), divided by the ranks the launcher started on this machine
+// (a rank bound to fewer cores than that gets 1). Never more than the machine has.
 int default_threads();
 
 // [first, last) of the `count` items that rank `rank` of `ranks` takes: contiguous blocks in rank order,
