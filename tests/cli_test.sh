@@ -222,6 +222,9 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 0 "epoch 3" -- train --resume --out "$TMP/run" --epochs 3 --quiet
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 4 ] || fail "the short resume should add a third epoch"
   grep -q '"window_len": 64' "$TMP/run/config.json" || fail "the short resume lost the run's settings"
+  # Without --epochs, a resume goes to the end the last invocation set (3), not the default (100).
+  expect 0 "resuming .* at epoch 3 of 3" -- train --resume --out "$TMP/run" --quiet
+  [ "$(wc -l < "$TMP/run/progress.csv")" -eq 4 ] || fail "a resume without --epochs trained past the run's last end"
   expect 0 "wrote $TMP/eval/evaluation.json" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 \
     --window-len 64 --baselines fcfs,sjf --out "$TMP/eval/"
   grep -q "rl vs sjf" <("$RLTUNE" evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 \

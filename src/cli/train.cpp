@@ -131,14 +131,28 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
   if (!stored.is_object() || !stored.contains("arguments") || !stored["arguments"].is_array()) return command_line;
   std::vector<std::string> args(command_line.begin(), command_line.begin() + static_cast<std::ptrdiff_t>(first));
   const auto original = stored["arguments"].get<std::vector<std::string>>();
+  const auto overridden = [&](const char* flag) {
+    for (std::size_t i = 0, span = 1; i < overrides.size(); i += span)
+      if (is_option(overrides, i, flag, span)) return true;
+    return false;
+  };
+  // Not given here: --epochs is the last invocation's (config.json's options.epochs), so an interrupted
+  // run resumes towards the end it was going to; --threads and --log-level are the run's own.
+  std::vector<std::string> restored;
+  if (!overridden("--epochs") && stored.contains("options") && stored["options"].is_object() &&
+      stored["options"].contains("epochs") && stored["options"]["epochs"].is_number_integer())
+    restored = {"--epochs", std::to_string(stored["options"]["epochs"].get<long long>())};
   for (std::size_t i = 0, span = 1; i < original.size(); i += span) {
-    const bool replaced = is_option(original, i, "--out", span) || is_option(original, i, "--epochs", span) ||
-                          is_option(original, i, "--threads", span) || is_option(original, i, "--log-level", span);
+    bool replaced = is_option(original, i, "--out", span);
+    if (!replaced && is_option(original, i, "--epochs", span)) replaced = overridden("--epochs") || !restored.empty();
+    for (const char* flag : {"--threads", "--log-level"})
+      if (!replaced && is_option(original, i, flag, span)) replaced = overridden(flag);
     if (!replaced) {
       span = 1;
       if (original[i] != "--resume" && original[i] != "--quiet") args.push_back(original[i]);
     }
   }
+  args.insert(args.end(), restored.begin(), restored.end());
   args.push_back("--out");
   args.push_back(out);
   args.insert(args.end(), overrides.begin(), overrides.end());
