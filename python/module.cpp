@@ -182,16 +182,15 @@ struct EnvArgs {
 };
 
 
-// How jobs start, by keyword (semantics, placement, blocking, backfill, runtime, milp_model, and the
-// numeric settings as dicts), as Env and simulate take them; false for any other keyword.
+// How jobs start, by keyword (experiment::choice_settings()' keys with '_' for '.', and the numeric
+// settings as dicts), as Env and simulate take them; false for any other keyword.
 bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, const py::handle& value) {
-  if (k == "semantics") take(value, k, p.semantics);
-  else if (k == "placement") take(value, k, p.placement);
-  else if (k == "blocking") take(value, k, p.blocking);
-  else if (k == "runtime") take(value, k, p.runtime);
-  else if (k == "backfill") take(value, k, p.backfill);
-  else if (k == "milp_model") take(value, k, p.milp_model);
-  else if (k == "milp") set_numbers(p, value, "milp", "milp");
+  for (const experiment::ChoiceSetting& c : experiment::choice_settings())
+    if (k == c.python_keyword()) {
+      std::visit([&](auto field) { take(value, k, p.*field); }, c.field);
+      return true;
+    }
+  if (k == "milp") set_numbers(p, value, "milp", "milp");
   else if (k == "multifactor") set_numbers(p, value, "multifactor", "multifactor");
   else if (k == "runtime_options") set_numbers(p, value, "runtime", "runtime_options");
   else return false;

@@ -70,7 +70,7 @@ grep -q '"semantics": "helios"' "$TMP/hel/config.json" && grep -q '"blocking": "
 expect 2 "--semantics helios sets --placement consolidate; --placement greedy contradicts it" -- simulate --semantics helios --placement greedy
 expect 2 "sets --backfill false" -- simulate --semantics helios --backfill
 expect 2 "sjf@greedy: --semantics helios places with consolidate" -- simulate --semantics helios --policy sjf@greedy
-expect 2 "--semantics: slurm not in" -- simulate --semantics slurm
+expect 2 "--semantics: unknown semantics .slurm. \(known: rltune, helios, reference\)" -- simulate --semantics slurm
 # --semantics reference: the published RLTune's baseline loop, for heuristic priorities only.
 expect 0 "reference .*one head at a time" -- policies
 expect 0 "placement greedy; semantics reference" -- simulate --semantics reference --policy fcfs,sjf,f1 --trace "$TMP/ok.csv"
@@ -104,7 +104,7 @@ expect 2 "--window '5'" -- simulate --window 5
 expect 0 "3 jobs" -- simulate --trace <(cat "$TMP/ok.csv")
 expect 2 "--mf-age-weight: inf is not between" -- simulate --policy multifactor --mf-age-weight inf
 expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5
-expect 2 "--blocking: sometimes not in \{global,pool\}" -- simulate --blocking sometimes
+expect 2 "--blocking: unknown blocking mode .sometimes. \(known: global, pool\)" -- simulate --blocking sometimes
 expect 2 "--runtime: unknown runtime knowledge 'psychic' \(known: oracle, requested, predicted:history\)" -- simulate --runtime psychic
 expect 2 "unknown runtime knowledge 'predicted:unknown' \(known: .*predicted:history" -- train --runtime predicted:unknown --epochs 1
 expect 2 "--predict-last applies only to --runtime predicted" -- simulate --predict-last 3
@@ -210,6 +210,12 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
     --epochs 1 --trajs 4 --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --out "$TMP/full/run"
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 2 ] || fail "progress.csv should have one epoch"
   grep -q '"pi_lr": 0.0003' "$TMP/run/config.json" || fail "config.json lacks the PPO settings"
+  # Training's numbers have bounds (rl::train_settings, rl::ppo_settings), checked before any work.
+  expect 2 "--gamma: 2 is not between 0 and 1" -- train --gamma 2 --out "$TMP/bad-gamma"
+  expect 2 "--target-kl: nan is not between 0 and 100" -- train --target-kl nan --out "$TMP/bad-kl"
+  expect 2 "--trajs: 0 is not between 1 and 1000000" -- train --trajs 0 --out "$TMP/bad-trajs"
+  expect 2 "--pi-iters: 2.5 is not a whole number" -- train --pi-iters 2.5 --out "$TMP/bad-iters"
+  [ ! -e "$TMP/bad-gamma" ] || fail "a refused train made its run folder"
   expect 2 "--window-len 5000: must be at most the trace's 3000 jobs" -- train --cluster helios --sample-jobs 3000 --window-len 5000 --epochs 1 --out "$TMP/too-long"
   expect 2 "already holds a training run" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 \
     --trajs 4 --quiet --out "$TMP/run"

@@ -11,11 +11,14 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include "core/error.h"
 #include "core/file.h"
 #include "core/parallel.h"
 #include "experiment/config.h"
+#include "experiment/profile_settings.h"
 #include "experiment/runner.h"
 #include "experiment/stats.h"
 #include "helpers.h"
@@ -442,6 +445,56 @@ TEST(ExperimentConfig, EachSettingHasOneSetOfBoundsInYamlAndValidation) {
   expect_one_set_of_bounds<policy::MultifactorOptions>(
       policy::multifactor_settings(), "multifactor", "multifactor",
       [](const Config& c) -> const auto& { return c.workloads[0].policies[0].profile.priority_options.multifactor; });
+}
+
+// Every choice record (semantics, placement, ..., multifactor.favor_small) gives the same options from
+// experiment YAML as from ProfileSettings (which the CLI's flags and Python's keywords fill), and refuses
+// an unknown value with the same message.
+TEST(ExperimentConfig, EachChoiceIsOneSettingInYamlAndTheCli) {
+  policy::register_builtins();
+  // A value other than the default for each record: a new record fails here until it has one.
+  const std::map<std::string, std::string> values{{"semantics", "helios"}, {"placement", "balance"}, {"milp.model", "ways"},
+                                                  {"blocking", "pool"},     {"backfill", "true"},     {"runtime", "predicted"},
+                                                  {"multifactor.favor_small", "true"}};
+  ASSERT_EQ(values.size(), experiment::choice_settings().size());
+  const auto described = [](const policy::ProfileOptions& p, const sim::EngineOptions& e) {
+    return fmt::format("{} {} {} {} {} {} {} {}", p.name(), p.semantics, p.placement, policy::to_string(p.blocking), p.backfill,
+                       p.milp.model, p.milp.alpha, p.priority_options.multifactor.favor_small) + " " + sim::to_string(e.runtime);
+  };
+  const auto yaml = [](const std::string& key, const std::string& value) {
+    const auto dot = key.find('.');
+    const std::string setting = dot == std::string::npos ? fmt::format("{}: {}", key, value)
+                                                         : fmt::format("{}: {{{}: {}}}", key.substr(0, dot), key.substr(dot + 1), value);
+    return fmt::format("defaults: {{{}}}\npolicies: [multifactor]\nworkloads: [{{cluster: helios, trace: {{generate: {{}}}}}}]\n", setting);
+  };
+  for (const experiment::ChoiceSetting& c : experiment::choice_settings()) {
+    SCOPED_TRACE(c.key);
+    ASSERT_EQ(values.count(c.key), 1u);
+    const std::string value = values.at(c.key);
+    experiment::ProfileSettings settings;
+    std::visit([&](auto field) {
+      if constexpr (std::is_same_v<decltype(field), bool experiment::ProfileSettings::*>) settings.*field = value == "true";
+      else settings.*field = value;
+    }, c.field);
+    const policy::ProfileOptions from_settings = settings.profile("multifactor");
+    const experiment::PolicySpec from_yaml = parse(yaml(c.key, value)).workloads[0].policies[0];
+    EXPECT_EQ(described(from_yaml.profile, from_yaml.engine), described(from_settings, settings.engine()));
+    EXPECT_NE(described(from_settings, settings.engine()), described(experiment::ProfileSettings{}.profile("multifactor"), {}))
+        << "the value changed nothing";
+    if (c.is_switch()) continue;
+    std::visit([&](auto field) {
+      if constexpr (std::is_same_v<decltype(field), std::string experiment::ProfileSettings::*>) settings.*field = "no-such-value";
+    }, c.field);
+    std::string cli_error;
+    try {
+      settings.profile("multifactor");
+    } catch (const InputError& e) {
+      cli_error = e.what();
+    }
+    const std::string yaml_error = config_error(yaml(c.key, "no-such-value"));
+    EXPECT_NE(cli_error, "") << "accepted";
+    EXPECT_TRUE(yaml_error.ends_with(cli_error)) << yaml_error << " | " << cli_error;
+  }
 }
 
 // The window settings: YAML's `windows:` keys take exactly the records' bounds (the flags of train,

@@ -325,3 +325,17 @@ def test_a_python_policy_that_misbehaves_raises():
         rltune.Agent(short, features="none")
     with pytest.raises(ValueError, match="given twice"):
         rltune.simulate("helios", generated={"jobs": 300}, policies=["fcfs", "fcfs"])
+
+
+def test_every_choice_reaches_the_run_as_the_cli_flag_does(tmp_path):
+    # multifactor_favor_small is --mf-favor-small (experiment YAML's multifactor.favor_small): the same
+    # schedule as the CLI's, and another than without it.
+    subprocess.run([RLTUNE, "simulate", "--sample-jobs", "800", "--policy", "multifactor", "--mf-favor-small",
+                    "--out", str(tmp_path)], check=True, capture_output=True)
+    cli = [int(row["start_time"]) for row in read_csv(tmp_path / "jobs.csv")]  # one policy: its files in --out
+    runs = {flag: rltune.simulate("helios", generated={"jobs": 800}, policies="multifactor",
+                                  multifactor_favor_small=flag)["multifactor"]["jobs"]["start_time"] for flag in (True, False)}
+    assert list(runs[True]) == cli
+    assert list(runs[False]) != cli
+    with pytest.raises(ValueError, match="unknown blocking mode 'sometimes'"):
+        rltune.simulate("helios", generated={"jobs": 100}, policies="fcfs", blocking="sometimes")

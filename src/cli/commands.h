@@ -75,6 +75,14 @@ CLI::Validator setting_bounds(const NumberSetting<Options>& s) {
   return setting_bounds(s.min, s.max, s.integer());
 }
 
+// One flag per setting, bound to its field in `o` (its default shown), its bounds checked at parse time.
+template <typename Options>
+void add_settings(CLI::App& sub, std::span<const NumberSetting<Options>> settings, Options& o) {
+  for (const NumberSetting<Options>& s : settings)
+    std::visit([&](auto member) { sub.add_option(s.flag, o.*member, s.description)->capture_default_str()->check(setting_bounds(s)); },
+               s.field);
+}
+
 // "a,b" "c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::vector<std::string>& items);
 

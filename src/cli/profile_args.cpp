@@ -46,37 +46,30 @@ CLI::Validator setting_bounds(double min, double max, bool integer) {
 }
 
 void ProfileArgs::add_options(CLI::App& sub) {
-  std::vector<std::string> semantics_names;
-  for (const policy::Semantics& s : policy::semantics_profiles()) semantics_names.emplace_back(s.name);
-  sub.add_option("--semantics", semantics,
-                 "rltune, or helios (HeliosArtifact's: consolidate placement, pool blocking, no backfill, ties by arrival)")
-      ->capture_default_str()
-      ->check(CLI::IsMember(semantics_names));
-  sub.add_option("--placement", placement, "Placement policy: greedy, defrag, balance, consolidate or milp")->capture_default_str();
-  sub.add_option("--milp-model", milp_model, "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)")
-      ->capture_default_str();
+  for (const experiment::ChoiceSetting& c : experiment::choice_settings()) {
+    if (c.is_switch()) {
+      sub.add_flag(c.flag, this->*std::get<bool ProfileSettings::*>(c.field), c.description);
+      continue;
+    }
+    // Unknown values are refused at parse time, in the flag's name, with the message the YAML reader gives.
+    const auto known = [apply = c.apply_text](std::string& text) -> std::string {
+      policy::ProfileOptions p;
+      sim::EngineOptions e;
+      try {
+        apply(p, e, text);
+        return "";
+      } catch (const InputError& error) {
+        return error.what();
+      }
+    };
+    sub.add_option(c.flag, this->*std::get<std::string ProfileSettings::*>(c.field), c.description)
+        ->capture_default_str()
+        ->type_name("NAME")
+        ->check(CLI::Validator(known, ""));
+  }
   add_settings(sub, policy::milp_settings(), "milp", milp_values);
-  sub.add_option("--blocking", blocking, "global: a blocked job stops every start; pool: only in its pools")
-      ->capture_default_str()
-      ->check(CLI::IsMember(policy::kBlockingNames.names()));
-  sub.add_flag("--backfill", backfill, "EASY backfilling behind blocked jobs (by runtime estimates)");
-  sub.add_option("--runtime", runtime,
-                 "Runtime estimates: oracle (true duration), requested (the trace's time limits) or predicted "
-                 "(= predicted:history, the mean of the user's last finished jobs)")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              sim::parse_runtime_knowledge(text);
-              return "";
-            } catch (const InputError& e) {
-              return e.what();
-            }
-          },
-          "NAME"));
   add_settings(sub, sim::engine_settings(), "runtime", engine_values);
   add_settings(sub, policy::multifactor_settings(), "multifactor", multifactor_values);
-  sub.add_flag("--mf-favor-small", favor_small, "multifactor: Slurm PriorityFavorSmall=YES");
 }
 
 void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& policies) const {

@@ -173,7 +173,7 @@ Command add_train(CLI::App& app) {
   args->profile.add_options(*sub);
   rl::TrainOptions& o = args->options;
   sub->add_option("--out", o.out, "Run directory (checkpoints, progress.csv, config.json)")->required();
-  sub->add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint (same arguments; --epochs and --threads may change)");
+  sub->add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint (same arguments; --epochs and --threads may change; without --epochs, to the end the last invocation set)");
   sub->add_option("--baseline", args->baseline, "Heuristic the reward compares against; also orders the observed queue")
       ->capture_default_str();
   sub->add_option("--score", args->score, "Score to improve: bsld, wait, jct, sld or util")
@@ -188,18 +188,12 @@ Command add_train(CLI::App& app) {
                 "A pick that cannot start yet blocks only until the next event, then the policy picks again (as heuristics "
                 "do); default: it is a commitment, as in the reference");
   sub->add_flag("--skip", o.env.skip, "Let the policy also wait: start nothing until the next event or 600 s later (docs/published-rltune.md, B8)");
-  sub->add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
-  sub->add_option("--imitate", o.imitation_epochs,
-                  "Epochs of behaviour cloning of the --baseline's picks before PPO, so that it starts from the baseline's schedule")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_settings(*sub, rl::train_settings(), o);
   sub->add_option("--teacher", args->teacher,
                   "Whose picks --imitate clones: baseline (the --baseline's) or clairvoyant (of the visible jobs, the one with the "
                   "shortest true duration: hindsight from the training windows; the model still sees only estimates)")
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kTeacherNames.names()));
-  sub->add_option("--trajs", o.trajs, "Trajectories (episodes) per epoch")->capture_default_str();
-  sub->add_option("--threads", o.threads, "Threads for rollouts and updates (default: every core, shared by the MPI ranks on this machine; the model is the same for any count)")->capture_default_str();
   sub->add_option("--window-len", o.env.window.length, "Jobs per episode")
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("length")));
@@ -210,16 +204,7 @@ Command add_train(CLI::App& app) {
   sub->add_option("--train-split", o.env.window.train_split, "Share of the trace (by job index) that training windows come from")
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("train_split")));
-  sub->add_option("--validation-windows", o.validation_windows, "Validation windows scored after every epoch (picks best.pt)")
-      ->capture_default_str();
-  sub->add_option("--clip", o.ppo.clip, "PPO clip ratio")->capture_default_str();
-  sub->add_option("--gamma", o.ppo.gamma, "Discount")->capture_default_str();
-  sub->add_option("--lambda", o.ppo.lambda, "GAE lambda")->capture_default_str();
-  sub->add_option("--pi-lr", o.ppo.pi_lr, "Policy learning rate (Adam)")->capture_default_str();
-  sub->add_option("--vf-lr", o.ppo.vf_lr, "Value learning rate (Adam)")->capture_default_str();
-  sub->add_option("--pi-iters", o.ppo.pi_iters, "Policy steps per epoch (full batch)")->capture_default_str();
-  sub->add_option("--vf-iters", o.ppo.vf_iters, "Value steps per epoch (full batch)")->capture_default_str();
-  sub->add_option("--target-kl", o.ppo.target_kl, "Policy steps stop once KL > 1.5 x this")->capture_default_str();
+  add_settings(*sub, rl::ppo_settings(), o.ppo);
   sub->add_flag("--quiet", args->quiet, "No progress bar or progress lines");
   return {sub, [args, sub] {
             args->profile.check(*sub);

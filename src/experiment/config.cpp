@@ -9,6 +9,7 @@
 #include "cluster/yaml_check.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "experiment/profile_settings.h"
 #include "policy/registry.h"
 #include "rl/rl_policy.h"
 #include "workload/model.h"
@@ -51,13 +52,9 @@ struct Parser {
       const YAML::Node& v = kv.second;
       const std::string at = key + "." + k;
       try {
-        if (k == "semantics") p.semantics = policy::find_semantics(check.text(v, at)).name;
-        else if (k == "placement") p.placement = check.text(v, at);
-        else if (k == "blocking") p.blocking = policy::parse_blocking(check.text(v, at));
-        else if (k == "backfill") p.backfill = boolean(v, at);
-        else if (k == "runtime") engine.runtime = sim::parse_runtime_knowledge(check.text(v, at));
-        else if (k == "milp") milp(v, at, p.milp);
-        else if (k == "multifactor") multifactor(v, at, p.priority_options.multifactor);
+        if (k == "milp") milp(v, at, p);
+        else if (k == "multifactor") multifactor(v, at, p);
+        else if (const ChoiceSetting* c = find_choice(k)) choice(v, at, *c, p, engine);
       } catch (const InputError& e) {
         if (std::string(e.what()).starts_with(check.source)) throw;
         check.fail(v, at, e.what());
@@ -89,21 +86,25 @@ struct Parser {
     for (const NumberSetting<Options>& s : settings) others.insert(s.key);
     return others;
   }
-  void milp(const YAML::Node& map, const std::string& key, policy::MilpOptions& m) const {
-    check.only_keys(map, key, keys_of(policy::milp_settings(), {"model"}));
-    // The model's defaults first, so that weights given here override them whatever the key order.
-    if (map["model"]) {
-      const policy::MilpOptions base = policy::MilpOptions::for_model(check.text(map["model"], key + ".model"));
-      m.model = base.model;
-      m.alpha = base.alpha, m.beta = base.beta, m.gamma = base.gamma, m.delta = base.delta, m.waste = base.waste;
-    }
-    read_settings(map, key, policy::milp_settings(), m);
-    policy::validate(m);
+  // One of choice_settings(), text or true/false, into `p` and `engine`.
+  void choice(const YAML::Node& v, const std::string& at, const ChoiceSetting& c, policy::ProfileOptions& p,
+              sim::EngineOptions& engine) const {
+    if (c.is_switch()) c.apply_switch(p, boolean(v, at));
+    else c.apply_text(p, engine, check.text(v, at));
   }
-  void multifactor(const YAML::Node& map, const std::string& key, policy::MultifactorOptions& mf) const {
+  void milp(const YAML::Node& map, const std::string& key, policy::ProfileOptions& p) const {
+    check.only_keys(map, key, keys_of(policy::milp_settings(), {"model"}));
+    sim::EngineOptions unused;
+    // The model (with its weights) first, so that weights given here override them whatever the key order.
+    if (map["model"]) choice(map["model"], key + ".model", *find_choice("milp.model"), p, unused);
+    read_settings(map, key, policy::milp_settings(), p.milp);
+    policy::validate(p.milp);
+  }
+  void multifactor(const YAML::Node& map, const std::string& key, policy::ProfileOptions& p) const {
     check.only_keys(map, key, keys_of(policy::multifactor_settings(), {"favor_small"}));
-    read_settings(map, key, policy::multifactor_settings(), mf);
-    if (map["favor_small"]) mf.favor_small = boolean(map["favor_small"], key + ".favor_small");
+    read_settings(map, key, policy::multifactor_settings(), p.priority_options.multifactor);
+    sim::EngineOptions unused;
+    if (map["favor_small"]) choice(map["favor_small"], key + ".favor_small", *find_choice("multifactor.favor_small"), p, unused);
   }
 
   // "NAME", "NAME@PLACEMENT", "rl:MODEL" or a map {name, priority, placement, ...}.
@@ -122,7 +123,9 @@ struct Parser {
                                             s.profile.semantics, fixed));
       }
     } else {
-      check.only_keys(node, key, keys_of(sim::engine_settings(), {"name", "priority", "semantics", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
+      std::set<std::string> keys = profile_keys();
+      keys.insert({"name", "priority"});
+      check.only_keys(node, key, keys);
       if (!node["priority"]) check.fail(node, key, "needs a priority (e.g. fcfs, sjf, rl:MODEL)");
       priority = check.text(node["priority"], key + ".priority");
       if (node["name"]) label = check.text(node["name"], key + ".name");
@@ -402,7 +405,7 @@ Config parse_config(const std::string& yaml, const std::string& file) {
   PolicySpec defaults;
   defaults.profile.priority_options.seed = c.seed;  // rl-sampled draws its picks from it
   if (root["defaults"]) {
-    check.only_keys(root["defaults"], "defaults", Parser::keys_of(sim::engine_settings(), {"semantics", "placement", "blocking", "backfill", "runtime", "milp", "multifactor"}));
+    check.only_keys(root["defaults"], "defaults", profile_keys());
     p.profile_settings(root["defaults"], "defaults", defaults.profile, defaults.engine);
   }
   std::vector<PolicySpec> common;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/error.h"
 #include "policy/registry.h"
@@ -38,6 +40,58 @@ void set_value(std::span<const NumberSetting<Options>> settings, std::vector<std
 
 }  // namespace
 
+std::span<const ChoiceSetting> choice_settings() {
+  using P = policy::ProfileOptions;
+  using E = sim::EngineOptions;
+  static const ChoiceSetting choices[] = {
+      {"--semantics", "semantics", "rltune; helios (HeliosArtifact's: consolidate placement, pool blocking, no backfill, ties by arrival); or reference "
+       "(the published RLTune's; docs/fidelity.md)",
+       &ProfileSettings::semantics, [](P& p, E&, const std::string& v) { p.semantics = policy::find_semantics(v).name; }, nullptr},
+      // Known placements are checked with the whole profile (policy::make_profile): "NAME@PLACEMENT" too.
+      {"--placement", "placement", "Placement policy: greedy, defrag, balance, consolidate or milp", &ProfileSettings::placement,
+       [](P& p, E&, const std::string& v) { p.placement = v; }, nullptr},
+      {"--milp-model", "milp.model", "milp: nodes (nodes grouped by free GPUs) or ways (the paper's)", &ProfileSettings::milp_model,
+       [](P& p, E&, const std::string& v) {
+         // The model's weights with it, so that weights given beside it override them whatever the order.
+         const policy::MilpOptions base = policy::MilpOptions::for_model(v);
+         p.milp.model = base.model;
+         p.milp.alpha = base.alpha, p.milp.beta = base.beta, p.milp.gamma = base.gamma, p.milp.delta = base.delta;
+         p.milp.waste = base.waste;
+       },
+       nullptr},
+      {"--blocking", "blocking", "global: a blocked job stops every start; pool: only in its pools", &ProfileSettings::blocking,
+       [](P& p, E&, const std::string& v) { p.blocking = policy::parse_blocking(v); }, nullptr},
+      {"--backfill", "backfill", "EASY backfilling behind blocked jobs (by runtime estimates)", &ProfileSettings::backfill, nullptr,
+       [](P& p, bool v) { p.backfill = v; }},
+      {"--runtime", "runtime",
+       "Runtime estimates: oracle (true duration), requested (the trace's time limits) or predicted (= predicted:history, the "
+       "mean of the user's last finished jobs)",
+       &ProfileSettings::runtime, [](P&, E& e, const std::string& v) { e.runtime = sim::parse_runtime_knowledge(v); }, nullptr},
+      {"--mf-favor-small", "multifactor.favor_small", "multifactor: Slurm PriorityFavorSmall=YES", &ProfileSettings::favor_small,
+       nullptr, [](P& p, bool v) { p.priority_options.multifactor.favor_small = v; }},
+  };
+  return choices;
+}
+
+std::string ChoiceSetting::python_keyword() const {
+  std::string k = key;
+  std::replace(k.begin(), k.end(), '.', '_');
+  return k;
+}
+
+const ChoiceSetting* find_choice(std::string_view key) {
+  for (const ChoiceSetting& c : choice_settings())
+    if (key == c.key) return &c;
+  return nullptr;
+}
+
+std::set<std::string> profile_keys() {
+  std::set<std::string> keys{"milp", "multifactor"};
+  for (const ChoiceSetting& c : choice_settings()) keys.insert(std::string(c.key).substr(0, std::string_view(c.key).find('.')));
+  for (const auto& s : sim::engine_settings()) keys.insert(s.key);
+  return keys;
+}
+
 void ProfileSettings::set(const std::string& group, const std::string& key, double value) {
   if (group == "milp") set_value(policy::milp_settings(), milp_values, group, key, value);
   else if (group == "multifactor") set_value(policy::multifactor_settings(), multifactor_values, group, key, value);
@@ -50,17 +104,18 @@ policy::ProfileOptions ProfileSettings::profile(const std::string& spec) const {
   const auto at = spec.rfind('@');
   const std::string priority = at == std::string::npos ? spec : spec.substr(0, at);
   if (at != std::string::npos && at + 1 == spec.size()) throw InputError("--policy " + spec + ": a placement after @ is missing");
-  // MILP options: the model's defaults, then the values given on the command line.
-  policy::MilpOptions m = policy::MilpOptions::for_model(milp_model);
-  apply_settings(policy::milp_settings(), milp_values, m);
   policy::ProfileOptions p;
+  sim::EngineOptions e;
+  for (const ChoiceSetting& c : choice_settings())
+    std::visit([&](auto field) {
+      if constexpr (std::is_same_v<decltype(field), bool ProfileSettings::*>) c.apply_switch(p, this->*field);
+      else c.apply_text(p, e, this->*field);
+    }, c.field);
+  // The MILP weights and the multifactor numbers given, over the model's and the policy's defaults.
+  apply_settings(policy::milp_settings(), milp_values, p.milp);
+  apply_settings(policy::multifactor_settings(), multifactor_values, p.priority_options.multifactor);
   p.priority = priority;
-  p.placement = at == std::string::npos ? placement : spec.substr(at + 1);
-  p.blocking = policy::parse_blocking(blocking);
-  p.backfill = backfill;
-  p.priority_options.multifactor = multifactor();
-  p.milp = m;
-  p.semantics = policy::find_semantics(semantics).name;
+  if (at != std::string::npos) p.placement = spec.substr(at + 1);
   const std::string asked = p.placement;
   policy::apply_semantics(p);
   if (at != std::string::npos && p.placement != asked)

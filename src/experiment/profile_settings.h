@@ -3,7 +3,11 @@
 // (and its MILP settings), blocking, backfilling, runtime knowledge and the multifactor weights, as
 // given, turned into the options of each component. No CLI11 here: the Python module uses it too.
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "experiment/config.h"
@@ -11,6 +15,30 @@
 #include "sim/engine.h"
 
 namespace rltune::experiment {
+
+struct ProfileSettings;
+
+// One record per choice of how policies run (the numbers have NumberSetting records): its CLI flag, its
+// key in experiment YAML (under `defaults` or a policy; "milp.model" is `model` in the `milp` map) and
+// in config.json, its meaning, where ProfileSettings keeps it, and what it sets. The CLI's flags, the
+// YAML reader, Python's keywords (the key with '.' as '_') and ProfileSettings are all made from them.
+struct ChoiceSetting {
+  const char* flag;  // "--milp-model"
+  const char* key;   // "milp.model"
+  const char* description;
+  std::variant<std::string ProfileSettings::*, bool ProfileSettings::*> field;
+  // Sets the choice in `p` and `e`: InputError naming the known values for an unknown one.
+  void (*apply_text)(policy::ProfileOptions& p, sim::EngineOptions& e, const std::string& value);
+  void (*apply_switch)(policy::ProfileOptions& p, bool value);
+
+  bool is_switch() const { return field.index() == 1; }
+  std::string python_keyword() const;  // "milp_model"
+};
+std::span<const ChoiceSetting> choice_settings();
+const ChoiceSetting* find_choice(std::string_view key);  // by key; nullptr for none
+// The keys of experiment YAML's `defaults` and policy entries that set how policies run: the choices'
+// (their first part: "milp", "multifactor"), and the numbers' groups and runtime settings.
+std::set<std::string> profile_keys();
 
 struct ProfileSettings {
   std::string semantics = "rltune";

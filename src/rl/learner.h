@@ -3,8 +3,10 @@
 // (DESIGN.md section 4): rl/torch implements it with LibTorch.
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
+#include "core/settings.h"
 #include "rl/policy_net.h"
 #include "rl/rollout.h"
 
@@ -23,6 +25,9 @@ struct PpoOptions {
   double adv_eps = 1e-8;    // advantage normalisation (B28)
   nlohmann::json to_json() const;
 };
+// The settings of PpoOptions that train's flags set (adv_eps is fixed): flag, key in config.json's
+// options.ppo, meaning, bounds.
+std::span<const NumberSetting<PpoOptions>> ppo_settings();
 
 struct UpdateStats {
   double policy_loss = 0, value_loss = 0, kl = 0, entropy = 0, clip_fraction = 0;

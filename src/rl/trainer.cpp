@@ -20,9 +20,44 @@ namespace rltune::rl {
 
 namespace fs = std::filesystem;
 
+std::span<const NumberSetting<PpoOptions>> ppo_settings() {
+  using P = PpoOptions;
+  static const NumberSetting<P> settings[] = {
+      {"--clip", "clip", "PPO clip ratio", 0, 1, &P::clip},
+      {"--gamma", "gamma", "Discount", 0, 1, &P::gamma},
+      {"--lambda", "lambda", "GAE lambda", 0, 1, &P::lambda},
+      {"--pi-lr", "pi_lr", "Policy learning rate (Adam)", 0, 1, &P::pi_lr},
+      {"--vf-lr", "vf_lr", "Value learning rate (Adam)", 0, 1, &P::vf_lr},
+      {"--pi-iters", "pi_iters", "Policy steps per epoch (full batch)", 0, 100000, &P::pi_iters},
+      {"--vf-iters", "vf_iters", "Value steps per epoch (full batch)", 0, 100000, &P::vf_iters},
+      {"--target-kl", "target_kl", "Policy steps stop once KL > 1.5 x this", 0, 100, &P::target_kl},
+  };
+  return settings;
+}
+
+std::span<const NumberSetting<TrainOptions>> train_settings() {
+  using T = TrainOptions;
+  static const NumberSetting<T> settings[] = {
+      {"--epochs", "epochs", "Epochs", 1, 1e6, &T::epochs},
+      {"--imitate", "imitation_epochs",
+       "Epochs of behaviour cloning of the --baseline's picks before PPO, so that it starts from the baseline's schedule", 0, 1e6,
+       &T::imitation_epochs},
+      {"--trajs", "trajs", "Trajectories (episodes) per epoch", 1, 1e6, &T::trajs},
+      {"--threads", "threads",
+       "Threads for rollouts and updates (default: every core, shared by the MPI ranks on this machine; the model is the same for "
+       "any count)",
+       1, 4096, &T::threads},
+      {"--validation-windows", "validation_windows", "Validation windows scored after every epoch (picks best.pt)", 0, 100000,
+       &T::validation_windows},
+  };
+  return settings;
+}
+
 nlohmann::json PpoOptions::to_json() const {
-  return {{"clip", clip},   {"gamma", gamma},       {"lambda", lambda},       {"pi_lr", pi_lr},   {"vf_lr", vf_lr},
-          {"pi_iters", pi_iters}, {"vf_iters", vf_iters}, {"target_kl", target_kl}, {"adv_eps", adv_eps}};
+  nlohmann::json j;
+  write_settings(j, *this, ppo_settings());
+  j["adv_eps"] = adv_eps;
+  return j;
 }
 
 nlohmann::json to_json(const TrainOptions& o) {
@@ -37,13 +72,9 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"runtime", sim::to_string(o.env.engine.runtime)},
           {"skip", o.env.skip},
           {"commit", o.env.commit},
-          {"imitation_epochs", o.imitation_epochs},
-          {"epochs", o.epochs},
-          {"trajs", o.trajs},
-          {"threads", o.threads},
           {"seed", o.seed},
-          {"validation_windows", o.validation_windows},
           {"ppo", o.ppo.to_json()}};
+  write_settings(j, o, train_settings());
   if (o.env.window.warmup > 0) j["warmup"] = o.env.window.warmup;
   if (o.teacher != Teacher::baseline) j["teacher"] = kTeacherNames.name(o.teacher);
   if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, o.env.engine, sim::engine_settings());
@@ -311,8 +342,8 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
 
   RunStart start;
   together(comm, [&] {
-    if (o.epochs < 1 || o.trajs < 1 || o.threads < 1 || o.validation_windows < 0)
-      throw InputError("--epochs, --trajs and --threads must be at least 1, --validation-windows at least 0");
+    check_bounds(o, train_settings(), "train");
+    check_bounds(o.ppo, ppo_settings(), "ppo");
     if (o.trajs < comm.size())
       throw InputError(fmt::format("--trajs {} is fewer than the {} MPI ranks: each rank needs a trajectory", o.trajs, comm.size()));
     if (learner.policy().skip != o.env.skip)

@@ -46,6 +46,10 @@ struct TrainOptions {
   bool progress = true;  // progress bar / lines on stderr
 };
 
+// The numeric settings of a training run that train's flags set: flag, key in config.json's options,
+// meaning, bounds. train() refuses values outside them.
+std::span<const NumberSetting<TrainOptions>> train_settings();
+
 struct EpochRecord {
   int epoch = 0;  // 1-based
   double mean_return = 0, baseline_score = 0, rl_score = 0;

@@ -52,7 +52,7 @@ struct MilpOptions {
   long node_limit = 5000;    // per solve: branch-and-bound nodes; stops at the same point on every machine
 
   // The defaults of a model: `ways` uses the reference's alpha 1, beta 0.3, gamma 0.5 and nothing else.
-  static MilpOptions for_model(const std::string& model);
+  static MilpOptions for_model(const std::string& model);  // InputError for an unknown model
 };
 // The numeric settings, in config.json order (the CLI's --milp-* flags, YAML's milp.KEY).
 using MilpSetting = NumberSetting<MilpOptions>;
