@@ -62,11 +62,11 @@ for cluster in $CLUSTERS; do
 done
 
 # The realistic regime (models/README.md): helios-users, pool blocking, backfilling, predicted
-# runtimes, 1,000-job warm-up; evaluated by experiments/realistic.yaml. About 3 hours on 2 cores.
+# runtimes, 1,000-job warm-up; evaluated by experiments/realistic.yaml. About 4 to 5 hours on 2 cores.
 if [ -z "${*:-}" ] || echo " $* " | grep -q " helios "; then
   rm -rf models/helios-users-sjf-bsld-realistic
   "$RLTUNE" train --cluster helios --like helios-users --sample-jobs 20000 --sample-load 0.95 --seed 1 \
     --window-len 256 --warmup 1000 --blocking pool --backfill --runtime predicted --baseline sjf --score bsld \
-    --features realistic --reconsider --imitate 10 --epochs 60 --trajs 30 --threads 2 --quiet \
+    --features realistic --reconsider --imitate 10 --epochs 80 --trajs 30 --threads 2 --quiet \
     --out models/helios-users-sjf-bsld-realistic
 fi
