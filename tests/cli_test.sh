@@ -178,7 +178,7 @@ grep -q '"model": "nodes"' "$TMP/milp/config.json" || fail "config.json lacks th
 expect 0 "fcfs@milp" -- simulate --policy fcfs --placement milp --milp-model ways --milp-alpha 2 --sample-jobs 100 --out "$TMP/ways"
 grep -q '"alpha": 2' "$TMP/ways/config.json" || fail "config.json lacks the given alpha"
 grep -q '"beta": 0.3' "$TMP/ways/config.json" || fail "ways should default to the paper's beta"
-expect 2 "unknown model 'magic'" -- simulate --placement milp --milp-model magic
+expect 2 "--milp-model: unknown MILP model 'magic' \(known: nodes, ways\)" -- simulate --placement milp --milp-model magic
 expect 2 "milp-alpha" -- simulate --placement milp --milp-alpha -1
 expect 2 "applies only to --placement milp" -- simulate --milp-gamma 1
 

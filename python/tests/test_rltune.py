@@ -339,3 +339,5 @@ def test_every_choice_reaches_the_run_as_the_cli_flag_does(tmp_path):
     assert list(runs[False]) != cli
     with pytest.raises(ValueError, match="unknown blocking mode 'sometimes'"):
         rltune.simulate("helios", generated={"jobs": 100}, policies="fcfs", blocking="sometimes")
+    with pytest.raises(ValueError, match="unknown MILP model 'magic'"):
+        rltune.Env(generated=SMALL, window_len=32, milp_model="magic")

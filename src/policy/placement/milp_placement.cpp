@@ -330,7 +330,7 @@ class MilpPlacement final : public PlacementPolicy {
 MilpOptions MilpOptions::for_model(const std::string& model) {
   MilpOptions o;
   o.model = model;
-  if (model != "nodes" && model != "ways") throw InputError("unknown model '" + model + "' (known: nodes, ways)");
+  if (model != "nodes" && model != "ways") throw InputError("unknown MILP model '" + model + "' (known: nodes, ways)");
   if (model == "ways") {
     o.alpha = 1.0;
     o.beta = 0.3;
