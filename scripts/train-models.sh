@@ -67,6 +67,6 @@ if [ -z "${*:-}" ] || echo " $* " | grep -q " helios "; then
   rm -rf models/helios-users-sjf-bsld-realistic
   "$RLTUNE" train --cluster helios --like helios-users --sample-jobs 20000 --sample-load 0.95 --seed 1 \
     --window-len 256 --warmup 1000 --blocking pool --backfill --runtime predicted --baseline sjf --score bsld \
-    --features realistic --reconsider --imitate 10 --epochs 80 --trajs 30 --threads 2 --quiet \
+    --features realistic --reconsider --imitate 10 --epochs 86 --trajs 30 --threads 2 --quiet \
     --out models/helios-users-sjf-bsld-realistic
 fi
