@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "policy/profile.h"
 #include "policy/registry.h"
 #include "sim/engine.h"
+#include "sim/runtime_fit.h"
 #include "sim/runtime_predictor.h"
 #include "workload/generator.h"
 
@@ -83,14 +85,20 @@ BENCHMARK(BM_FcfsGreedyHeliosPoolBlocking)->Unit(benchmark::kMillisecond);
 // The runtime predictor alone: one iteration = every job of the helios-users sample predicted at
 // arrival and recorded at its end (in submit order), the engine's work per job under --runtime
 // predicted. items/s = jobs per second.
-void BM_HistoryPredictor(benchmark::State& state) {
+const trace::Trace& users_sample() {
   static const trace::Trace trace = [] {
     const auto cluster = cluster::load_cluster("helios");
     return workload::generate(workload::load_model("helios-users"), cluster, {.jobs = kSampleJobs, .load = 0.95, .seed = 1});
   }();
+  return trace;
+}
+
+template <typename Predictor>
+void predict_every_job(benchmark::State& state, const std::function<Predictor()>& make) {
+  const trace::Trace& trace = users_sample();
   std::size_t jobs = 0;
   for (auto _ : state) {
-    sim::HistoryPredictor predictor(2);
+    Predictor predictor = make();
     Seconds sum = 0;
     for (const trace::JobSpec& job : trace.jobs) {
       sum += predictor.predict(job).seconds;
@@ -101,7 +109,24 @@ void BM_HistoryPredictor(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(jobs));
 }
+
+void BM_HistoryPredictor(benchmark::State& state) {
+  predict_every_job<sim::HistoryPredictor>(state, [] { return sim::HistoryPredictor(2); });
+}
 BENCHMARK(BM_HistoryPredictor)->Unit(benchmark::kMillisecond);
+
+// The same with predicted:learned: the history's features, then the fitted trees (fitted once, on the
+// sample's first 70%, outside the timing).
+void BM_LearnedPredictor(benchmark::State& state) {
+  if (!sim::can_fit_runtime_models()) {
+    state.SkipWithError("built without XGBoost");
+    return;
+  }
+  static const auto model = sim::with_runtime_model({.runtime = sim::RuntimeKnowledge::learned}, users_sample().jobs, 0.7).runtime_model;
+  state.counters["trees"] = static_cast<double>(model->trees());
+  predict_every_job<sim::LearnedPredictor>(state, [] { return sim::LearnedPredictor(model); });
+}
+BENCHMARK(BM_LearnedPredictor)->Unit(benchmark::kMillisecond);
 
 // One iteration = one 256-job window; iterations cycle through the sample's complete windows so the
 // reported time is an average over different windows, not one window's best case.

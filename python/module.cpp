@@ -127,7 +127,7 @@ void check_settings(const experiment::ProfileSettings& s, bool milp_used) {
   const auto given = [](const std::vector<std::optional<double>>& values) {
     return std::any_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
   };
-  if (given(s.engine_values) && sim::parse_runtime_knowledge(s.runtime) != sim::RuntimeKnowledge::predicted)
+  if (given(s.engine_values) && !sim::is_predicted(sim::parse_runtime_knowledge(s.runtime)))
     throw InputError(fmt::format("runtime_options apply only to runtime 'predicted' (runtime is {})", s.runtime));
   if (given(s.milp_values) && !milp_used)
     throw InputError(fmt::format("milp settings apply only to placement 'milp' (placement is {})", s.placement));

@@ -105,12 +105,23 @@ expect 0 "3 jobs" -- simulate --trace <(cat "$TMP/ok.csv")
 expect 2 "--mf-age-weight: inf is not between" -- simulate --policy multifactor --mf-age-weight inf
 expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5
 expect 2 "--blocking: unknown blocking mode .sometimes. \(known: global, pool\)" -- simulate --blocking sometimes
-expect 2 "--runtime: unknown runtime knowledge 'psychic' \(known: oracle, requested, predicted:history\)" -- simulate --runtime psychic
+expect 2 "--runtime: unknown runtime knowledge 'psychic' \(known: oracle, requested, predicted:history, predicted:learned\)" -- simulate --runtime psychic
 expect 2 "unknown runtime knowledge 'predicted:unknown' \(known: .*predicted:history" -- train --runtime predicted:unknown --epochs 1
 expect 2 "--predict-last applies only to --runtime predicted" -- simulate --predict-last 3
 expect 2 "--predict-last: 0 is not between 1 and 1000" -- simulate --runtime predicted --predict-last 0
 expect 0 "runtime estimates \(predicted:history\):" -- simulate --policy fcfs,sjf --blocking pool --backfill --runtime predicted --sample-jobs 400
 expect 0 "median \|ln\(estimate/true\)\| [0-9.]+, [0-9.]+% under-estimated.*estimated from user\+gpus\+vc" -- trace-stats --runtime predicted --sample-jobs 400
+# Learned runtimes: fitted on the training split (helios-users: users who repeat themselves), measured on
+# the jobs after it too; a model file given with --runtime-model is used as it is.
+expect 0 "held out: +median \|ln\(estimate/true\)\| [0-9.]+.* after the training split, which the model was fitted on" -- \
+  trace-stats --cluster helios --like helios-users --runtime predicted:learned --sample-jobs 2000
+expect 2 "--runtime-model applies only to --runtime predicted:learned \(runtime is oracle\)" -- simulate --runtime-model m.json
+expect 2 "nowhere.json: cannot read the runtime model" -- simulate --runtime predicted:learned --runtime-model "$TMP/nowhere.json"
+if [ -n "$(ldd "$RLTUNE" | grep xgboost)" ]; then
+  "$RLTUNE" simulate --cluster helios --like helios-users --sample-jobs 1500 --policy sjf --blocking pool --backfill \
+    --runtime predicted:learned --window 1100:300 --out "$TMP/learned" > /dev/null 2>&1 || fail "simulate --runtime predicted:learned failed"
+  grep -q '"runtime": "predicted:learned"' "$TMP/learned/config.json" || fail "config.json does not record predicted:learned"
+fi
 expect 0 "after up to 300 warm-up jobs" -- simulate --policy fcfs,sjf --window 400:100 --warmup 300
 "$RLTUNE" simulate --window 400:100 --warmup 300 --out "$TMP/warm" > /dev/null 2>&1
 [ "$(grep -c . "$TMP/warm/jobs.csv")" -eq 101 ] && grep -q '"warmup": 300' "$TMP/warm/config.json" \
@@ -216,6 +227,26 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "--trajs: 0 is not between 1 and 1000000" -- train --trajs 0 --out "$TMP/bad-trajs"
   expect 2 "--pi-iters: 2.5 is not a whole number" -- train --pi-iters 2.5 --out "$TMP/bad-iters"
   [ ! -e "$TMP/bad-gamma" ] || fail "a refused train made its run folder"
+  # Training with learned runtimes writes the model it fitted beside the policy; run again from that
+  # file, a simulation gives the same schedule as one that fits its own on the same jobs.
+  if [ -n "$(ldd "$RLTUNE" | grep xgboost)" ]; then
+    expect 0 "wrote model.pt" -- train --cluster helios --like helios-users --sample-jobs 1500 --window-len 64 --epochs 1 \
+      --trajs 2 --validation-windows 1 --pi-iters 2 --vf-iters 2 --blocking pool --backfill --runtime predicted:learned \
+      --features realistic --quiet --out "$TMP/run-learned"
+    grep -q '"format":"rltune-runtime-model"' "$TMP/run-learned/runtime-model.json" || fail "train did not write runtime-model.json"
+    "$RLTUNE" simulate --cluster helios --like helios-users --sample-jobs 1500 --policy sjf --blocking pool --backfill \
+      --runtime predicted:learned --runtime-model "$TMP/run-learned/runtime-model.json" --window 1100:300 --out "$TMP/learned-file" \
+      > /dev/null 2>&1 || fail "simulate --runtime-model failed"
+    cmp -s "$TMP/learned/jobs.csv" "$TMP/learned-file/jobs.csv" || fail "the saved runtime model schedules otherwise than a fresh fit"
+  fi
+  # --init-policy: the policy starts from a file's weights (with no policy step, it stays there).
+  expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 2 \
+    --validation-windows 1 --pi-iters 0 --vf-iters 2 --quiet --init-policy "$TMP/run/best.json" --out "$TMP/init"
+  grep -q '"init_policy"' "$TMP/init/config.json" || fail "config.json does not record --init-policy"
+  /usr/bin/python3 -c 'import json, sys; a, b = (json.load(open(f))["network"] for f in sys.argv[1:]); sys.exit(a != b)' \
+    "$TMP/run/best.json" "$TMP/init/policy.json" || fail "--init-policy: the policy did not start from the file's weights"
+  expect 2 "--init-policy .*best.json: a mlp policy of 7 features cannot start a mlp policy of 11 features" -- train --cluster helios \
+    --sample-jobs 3000 --window-len 64 --epochs 1 --features ranked --init-policy "$TMP/run/best.json" --out "$TMP/init-bad"
   expect 2 "--window-len 5000: must be at most the trace's 3000 jobs" -- train --cluster helios --sample-jobs 3000 --window-len 5000 --epochs 1 --out "$TMP/too-long"
   expect 2 "already holds a training run" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 \
     --trajs 4 --quiet --out "$TMP/run"
@@ -340,7 +371,7 @@ expect 0 "1650 runs \(0 reused from an earlier invocation, 0 failed\)" -- experi
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet
 # The realistic-regime comparison (its last workload reads ../shared/traces).
 if [ -d "$SHARED/philly" ]; then
-  expect 0 "2500 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+  expect 0 "3200 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
     --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic.yaml" --out "$TMP/realistic" --quiet
 fi
 

@@ -77,6 +77,14 @@ inline trace::JobSpec job(const std::string& id, Seconds submit, Seconds duratio
   return j;
 }
 
+// A job of `user`, as in traces that name their users.
+inline trace::JobSpec user_job(const std::string& id, Seconds submit, Seconds duration, int gpus, const std::string& user,
+                               const std::string& vc = "", Seconds requested = -1) {
+  trace::JobSpec j = job(id, submit, duration, gpus, vc, requested);
+  j.user = user;
+  return j;
+}
+
 inline cluster::ClusterSpec cluster_from(const std::string& yaml) { return cluster::parse_cluster(yaml, "test.yaml"); }
 
 struct Outcome {
@@ -104,6 +112,46 @@ inline policy::ProfileOptions profile(const std::string& priority, policy::Block
   p.backfill = backfill;
   p.placement = placement;
   return p;
+}
+
+// For a value the engine sets on each job when it arrives (a runtime estimate, a doubt), which must
+// depend only on jobs that finished before then: replays `jobs` by fcfs (pool blocking, backfill) under
+// `options`, then again with the durations of every job that ends after job `pivot` arrives altered.
+// `changed_before` counts the jobs arriving by then whose value changed (causal: 0), `changed_after`
+// the later ones' (the alteration shows: > 0); `deterministic` says whether a second replay of
+// `jobs` gave the same values; `values` are the first replay's.
+struct ArrivalValueCheck {
+  int changed_before = 0, changed_after = 0;
+  bool deterministic = false;
+  std::vector<double> values;
+  std::size_t arrived_by_pivot = 0;  // jobs [0, arrived_by_pivot) arrived by job `pivot`
+};
+template <typename Read>
+ArrivalValueCheck check_arrival_values(const cluster::ClusterSpec& cluster, const std::vector<trace::JobSpec>& jobs,
+                                       const sim::EngineOptions& options, std::size_t pivot, Read read) {
+  const auto p = profile("fcfs", policy::Blocking::pool, true);
+  const auto values = [&](const std::vector<trace::JobSpec>& js) {
+    sim::Engine engine(cluster, js, options);
+    engine.run(*policy::make_profile(p));
+    std::vector<double> out;
+    for (JobIndex j = 0; j < static_cast<JobIndex>(js.size()); ++j) out.push_back(read(engine.job(j)));
+    return out;
+  };
+  const auto first = values(jobs);
+  const auto run = simulate(cluster, jobs, p, options);
+  const Seconds t = jobs[pivot].submit;
+  std::vector<trace::JobSpec> altered = jobs;
+  for (std::size_t i = 0; i < altered.size(); ++i)
+    if (run.run.jobs[i].end > t) altered[i].duration = altered[i].duration * 3 + 7;
+  const auto second = values(altered);
+  ArrivalValueCheck c;
+  for (std::size_t i = 0; i < altered.size(); ++i) {
+    (altered[i].submit <= t ? c.changed_before : c.changed_after) += first[i] != second[i];
+    c.arrived_by_pivot += altered[i].submit <= t;
+  }
+  c.deterministic = values(jobs) == first;
+  c.values = first;
+  return c;
 }
 
 }  // namespace rltune::testing

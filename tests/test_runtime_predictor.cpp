@@ -3,6 +3,7 @@
 // regime in the RL environment, and the names users write.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -18,12 +19,7 @@ namespace {
 
 using testing::job;
 
-trace::JobSpec user_job(const std::string& id, Seconds submit, Seconds duration, int gpus, const std::string& user,
-                        const std::string& vc = "", Seconds requested = -1) {
-  trace::JobSpec j = job(id, submit, duration, gpus, vc, requested);
-  j.user = user;
-  return j;
-}
+using testing::user_job;
 
 TEST(HistoryPredictor, FallsBackFromUserKeyToUserToRequestedToVcToAll) {
   HistoryPredictor p(2);
@@ -77,33 +73,14 @@ TEST(EstimateDoubt, TheMeanLogErrorOfTheUsersLastEightFinishedJobs) {
 TEST(EstimateDoubt, IsSetAtArrivalFromFinishedJobsOnly) {
   const testing::GeneratedWorkload w("helios", 400, 1.1, 5);
   const EngineOptions predicted{.runtime = RuntimeKnowledge::predicted};
-  const auto profile = testing::profile("fcfs", policy::Blocking::pool, true);
-  const auto doubts = [&](const std::vector<trace::JobSpec>& jobs) {
-    Engine engine(w.cluster, jobs, predicted);
-    engine.run(*policy::make_profile(profile));
-    std::vector<float> out;
-    for (JobIndex j = 0; j < static_cast<JobIndex>(jobs.size()); ++j) out.push_back(engine.job(j).estimate_doubt);
-    return out;
-  };
-  const auto first = doubts(w.trace.jobs);
-  const auto run = testing::simulate(w.cluster, w.trace.jobs, profile, predicted);
-  const Seconds t = w.trace.jobs[200].submit;
-  std::vector<trace::JobSpec> altered = w.trace.jobs;
-  for (std::size_t i = 0; i < altered.size(); ++i)
-    if (run.run.jobs[i].end > t) altered[i].duration = altered[i].duration * 3 + 7;
-  const auto second = doubts(altered);
-  int known = 0, later_changed = 0;
-  for (std::size_t i = 0; i < altered.size(); ++i) {
-    if (altered[i].submit <= t) {
-      ASSERT_EQ(first[i], second[i]) << "job " << i;
-      known += first[i] != EstimateDoubt::kUnknown;
-    } else {
-      later_changed += first[i] != second[i];
-    }
-  }
+  const testing::ArrivalValueCheck c =
+      testing::check_arrival_values(w.cluster, w.trace.jobs, predicted, 200, [](const SimJob& j) { return j.estimate_doubt; });
+  EXPECT_EQ(c.changed_before, 0);
+  EXPECT_GT(c.changed_after, 0);
+  EXPECT_TRUE(c.deterministic);
+  const auto known = std::count_if(c.values.begin(), c.values.begin() + static_cast<std::ptrdiff_t>(c.arrived_by_pivot),
+                                   [](double d) { return d != EstimateDoubt::kUnknown; });
   EXPECT_GT(known, 50);
-  EXPECT_GT(later_changed, 0);
-  EXPECT_EQ(doubts(w.trace.jobs), first);  // deterministic
 }
 
 const char* kOneNode4 = "name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n";

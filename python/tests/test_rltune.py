@@ -341,3 +341,26 @@ def test_every_choice_reaches_the_run_as_the_cli_flag_does(tmp_path):
         rltune.simulate("helios", generated={"jobs": 100}, policies="fcfs", blocking="sometimes")
     with pytest.raises(ValueError, match="unknown MILP model 'magic'"):
         rltune.Env(generated=SMALL, window_len=32, milp_model="magic")
+
+
+def test_learned_runtimes_from_python_as_from_the_cli(tmp_path):
+    # runtime="predicted:learned" fits the model on the training split as the CLI does, and
+    # runtime_model names a fitted file (train writes one beside its model: runtime-model.json).
+    like = ["--cluster", "helios", "--like", "helios-users", "--sample-jobs", "1200", "--policy", "sjf", "--blocking", "pool",
+            "--backfill", "--runtime", "predicted:learned", "--window", "900:300"]
+    subprocess.run([RLTUNE, "simulate", *like, "--out", str(tmp_path / "cli")], check=True, capture_output=True)
+    cli = [int(row["start_time"]) for row in read_csv(tmp_path / "cli" / "jobs.csv")]
+    run = dict(generated={"like": "helios-users", "jobs": 1200}, policies="sjf", blocking="pool", backfill=True,
+               windows=["900:300"])
+    learned = rltune.simulate("helios", runtime="predicted:learned", **run)["sjf+backfill"]
+    assert list(learned["jobs"]["start_time"]) == cli
+    history = rltune.simulate("helios", runtime="predicted", **run)["sjf+backfill"]
+    assert list(history["jobs"]["start_time"]) != cli  # the predictor matters to the schedule
+    with pytest.raises(ValueError, match="cannot read the runtime model"):
+        rltune.simulate("helios", runtime="predicted:learned", runtime_model=str(tmp_path / "none.json"), **run)
+    with pytest.raises(ValueError, match="cannot read the runtime model"):
+        rltune.Env(generated=SMALL, window_len=32, runtime="predicted:learned", runtime_model=str(tmp_path / "none.json"))
+    env = rltune.Env(cluster="helios", generated={"like": "helios-users", "jobs": 1200}, window_len=64, baseline="sjf",
+                     blocking="pool", backfill=True, runtime="predicted:learned", features="realistic", seed=1)
+    _, _, reward, _ = play(env, lambda obs, info: first_legal(info), seed=1)
+    assert np.isfinite(reward)

@@ -17,6 +17,8 @@
 #include "policy/registry.h"
 #include "report/outputs.h"
 #include "report/table.h"
+#include "sim/runtime_fit.h"
+#include "sim/window.h"
 #include "workload/generator.h"
 
 namespace rltune::cli {
@@ -114,14 +116,25 @@ struct StatsArgs {
 
 // How good the runtime estimates are when fcfs replays the trace: predictions depend on which jobs have
 // finished, so on the schedule.
+// Predictions are also measured on the jobs after the default training split alone: where a learned
+// model is fitted, those are the jobs it never saw.
 void print_estimate_accuracy(const StatsArgs& a, const cluster::ClusterSpec& cluster, const trace::Trace& t) {
-  const sim::EngineOptions engine = a.profile.engine();
+  const double train_split = sim::WindowSettings{}.train_split;
+  const sim::EngineOptions engine = sim::with_runtime_model(a.profile.engine(), t.jobs, train_split);
   if (engine.runtime == sim::RuntimeKnowledge::oracle) return;
   const policy::ProfileOptions fcfs = a.profile.profile("fcfs");
   const auto scheduler = policy::make_profile(fcfs);
   const metrics::RunMetrics run = run_window(cluster, {t.jobs, 0}, engine, *scheduler, "all");
-  std::cout << fmt::format("\nruntime estimates ({}, in an {} replay):\n  {}\n", sim::to_string(engine.runtime), fcfs.name(),
+  std::cout << fmt::format("\nruntime estimates ({}, in an {} replay):\n  all jobs:  {}\n", sim::to_string(engine.runtime), fcfs.name(),
                            metrics::describe(metrics::estimate_accuracy({&run})));
+  if (!sim::is_predicted(engine.runtime)) return;
+  const std::size_t first = sim::split_range(t.jobs.size(), train_split, sim::Split::validation).first;
+  metrics::RunMetrics held_out = run;
+  held_out.jobs.erase(held_out.jobs.begin(), held_out.jobs.begin() + static_cast<std::ptrdiff_t>(std::min(first, held_out.jobs.size())));
+  held_out.estimate_sources = {};  // counted over all jobs only
+  std::cout << fmt::format("  held out:  {} (jobs {}.. after the training split{})\n",
+                           metrics::describe(metrics::estimate_accuracy({&held_out})), first,
+                           engine.runtime_model && engine.runtime_model_file.empty() ? ", which the model was fitted on" : "");
 }
 
 // Offered load: GPU-seconds demanded over GPU-seconds available during the submit span, for the cluster

@@ -64,7 +64,7 @@ void ProfileArgs::add_options(CLI::App& sub) {
     };
     sub.add_option(c.flag, this->*std::get<std::string ProfileSettings::*>(c.field), c.description)
         ->capture_default_str()
-        ->type_name("NAME")
+        ->type_name(c.value_name)
         ->check(CLI::Validator(known, ""));
   }
   add_settings(sub, policy::milp_settings(), "milp", milp_values);
@@ -87,9 +87,11 @@ void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& pol
   policy::apply_semantics(given);
   bool milp_used = given.placement == "milp";
   for (const auto& name : split_list(policies)) milp_used = milp_used || name.ends_with("@milp");
-  if (sim::parse_runtime_knowledge(runtime) != sim::RuntimeKnowledge::predicted)
+  if (!sim::is_predicted(sim::parse_runtime_knowledge(runtime)))
     for (const auto& s : sim::engine_settings())
       if (sub.count(s.flag) > 0) throw InputError(fmt::format("{} applies only to --runtime predicted (runtime is {})", s.flag, runtime));
+  if (sub.count("--runtime-model") > 0 && sim::parse_runtime_knowledge(runtime) != sim::RuntimeKnowledge::learned)
+    throw InputError(fmt::format("--runtime-model applies only to --runtime predicted:learned (runtime is {})", runtime));
   std::vector<std::string> flags{"--milp-model"};
   for (const policy::MilpSetting& s : policy::milp_settings()) flags.push_back(s.flag);
   for (const std::string& name : flags)

@@ -58,8 +58,9 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   options.engine = a.profile.engine();
   // The advisor reads pending and running jobs only: a predictor would have no finished job to learn
   // from and would answer with time limits, or a guess where there is none.
-  if (options.engine.runtime == sim::RuntimeKnowledge::predicted)
-    throw InputError("--runtime predicted: the Slurm advisor sees no finished jobs to predict from yet; use requested (time limits) or oracle");
+  if (sim::is_predicted(options.engine.runtime))
+    throw InputError(fmt::format("--runtime {}: the Slurm advisor sees no finished jobs to predict from yet; use requested (time "
+                                 "limits) or oracle", a.profile.runtime));
   options.placement = placement_given || a.policy.find('@') != std::string::npos;
   options.partition = a.partition;
   options.priority_base = a.priority_base;

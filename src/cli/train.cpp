@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "rl/rl_policy.h"
 #include "rl/torch/ppo_learner.h"
 #include "rl/trainer.h"
@@ -30,6 +32,7 @@ struct TrainArgs {
   bool attention = false;
   bool reconsider = false;
   bool quiet = false;
+  std::string init_policy;  // a policy file whose weights the policy starts from
 };
 
 // The arguments after `train`, as given (run_train stores them in config.json for --resume).
@@ -51,6 +54,7 @@ int run_train(TrainArgs& a) {
   trace::Trace trace;
   rl::TrainOptions& o = a.options;
   report::Json config;
+  std::optional<rl::PolicyFile> init;
   // The same on every rank, but a rank may fail to read a file; one error, from rank 0, when all fail.
   together(comm, [&] {
     cluster = cluster::load_cluster(a.cluster);
@@ -73,6 +77,18 @@ int run_train(TrainArgs& a) {
     config["cluster"] = cluster.source;
     a.trace.describe(config, cluster, trace);
     a.profile.describe(config, o.env.profile);
+    if (!a.init_policy.empty()) {
+      init = rl::load_policy(a.init_policy);
+      const auto& net = init->net;
+      const int features = rl::feature_count(o.env.observation.features);
+      if (net.arch != o.arch || net.features != features || net.skip != o.env.skip)
+        throw InputError(fmt::format("--init-policy {}: a {} policy of {} features{} cannot start a {} policy of {} features{}", a.init_policy,
+                                     rl::to_string(net.arch), net.features, net.skip ? " with skip" : "", rl::to_string(o.arch), features,
+                                     o.env.skip ? " with skip" : ""));
+      // Recorded, so that a resume must name the same file with the same content.
+      const std::string& file = init->files.front();  // the policy file itself when given a run's folder
+      config["init_policy"] = {{"path", file}, {"digest", file_digest(file).value_or("")}, {"epoch", init->epoch}};
+    }
   });
   // Wall-clock-free: the timing-dependent parts of a run live in progress.csv only.
   std::cout << fmt::format("cluster  {}: {} pools, {} GPUs; trace {} ({} jobs)\n", cluster.name, cluster.pools.size(),
@@ -81,6 +97,7 @@ int run_train(TrainArgs& a) {
   std::cout << fmt::format("training {} policy ({} features) against {} on {}, {} epochs x {} trajectories of {} jobs, {} thread(s){}\n",
                            rl::to_string(o.arch), a.features, a.baseline, a.score, o.epochs, o.trajs, o.env.window.length, o.threads, ranks);
   auto learner = rl::make_ppo_learner(o.arch, rl::feature_count(o.env.observation.features), o.env.skip, o.ppo, o.seed, o.threads, comm);
+  if (init) learner->set_policy(init->net);  // the critic starts afresh; a resume then loads model.pt over both
   const auto records = rl::train(cluster, trace.jobs, o, *learner, config, comm);
   if (!records.empty()) {
     const auto& last = records.back();
@@ -205,6 +222,10 @@ Command add_train(CLI::App& app) {
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("train_split")));
   add_settings(*sub, rl::ppo_settings(), o.ppo);
+  sub->add_option("--init-policy", args->init_policy,
+                  "Start the policy from this policy file's weights (policy.json or best.json of a run with the same --features, "
+                  "--attention and --skip), e.g. to adapt a model to another regime; default: random weights")
+      ->type_name("FILE");
   sub->add_flag("--quiet", args->quiet, "No progress bar or progress lines");
   return {sub, [args, sub] {
             args->profile.check(*sub);

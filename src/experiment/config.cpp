@@ -63,6 +63,8 @@ struct Parser {
     // Predictor settings may sit in defaults for the policies that predict; config.json records them
     // only where they apply.
     read_settings(map, key, sim::engine_settings(), engine);
+    // A runtime model file is relative to the config file, like every other path.
+    if (const YAML::Node file = map["runtime_model"]) engine.runtime_model_file = path(file, key + ".runtime_model");
     // A semantics fixes some settings: the same value given again is fine, another one is an error.
     for (const auto& [name, value] : policy::fixed_settings(policy::find_semantics(p.semantics)))
       if (const YAML::Node v = map[name]; v && policy::setting_text(p, name) != value)
@@ -131,9 +133,12 @@ struct Parser {
       if (node["name"]) label = check.text(node["name"], key + ".name");
       profile_settings(node, key, s.profile, s.engine);
       for (const auto& setting : sim::engine_settings())  // as the CLI: a setting that would be ignored is an error
-        if (node[setting.key] && s.engine.runtime != sim::RuntimeKnowledge::predicted)
+        if (node[setting.key] && !sim::is_predicted(s.engine.runtime))
           check.fail(node[setting.key], key + "." + setting.key,
                      fmt::format("applies only to runtime predicted (runtime is {})", sim::to_string(s.engine.runtime)));
+      if (node["runtime_model"] && s.engine.runtime != sim::RuntimeKnowledge::learned)
+        check.fail(node["runtime_model"], key + ".runtime_model",
+                   fmt::format("applies only to runtime predicted:learned (runtime is {})", sim::to_string(s.engine.runtime)));
     }
     if (priority.empty()) check.fail(node, key, "names no policy");
     // The model path is relative to the config file, like every other path. The label names the model
@@ -273,7 +278,9 @@ Json policy_json(const PolicySpec& s) {
          {"backfill", p.backfill},
          {"runtime", sim::to_string(s.engine.runtime)}};
   if (p.semantics != "rltune") j["semantics"] = std::string(p.semantics);
-  if (s.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, s.engine, sim::engine_settings());
+  if (sim::is_predicted(s.engine.runtime)) write_settings(j, s.engine, sim::engine_settings());
+  if (s.engine.runtime == sim::RuntimeKnowledge::learned && !s.engine.runtime_model_file.empty())
+    j["runtime_model"] = s.engine.runtime_model_file;
   if (p.placement == "milp") j["milp"] = milp_json(p.milp);
   if (p.priority == "multifactor") j["multifactor"] = multifactor_json(p.priority_options.multifactor);
   return j;

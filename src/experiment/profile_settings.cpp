@@ -64,9 +64,13 @@ std::span<const ChoiceSetting> choice_settings() {
       {"--backfill", "backfill", "EASY backfilling behind blocked jobs (by runtime estimates)", &ProfileSettings::backfill, nullptr,
        [](P& p, bool v) { p.backfill = v; }},
       {"--runtime", "runtime",
-       "Runtime estimates: oracle (true duration), requested (the trace's time limits) or predicted (= predicted:history, the "
-       "mean of the user's last finished jobs)",
+       "Runtime estimates: oracle (true duration), requested (the trace's time limits), predicted (= predicted:history, the "
+       "mean of the user's last finished jobs) or predicted:learned (boosted trees over that history: --runtime-model)",
        &ProfileSettings::runtime, [](P&, E& e, const std::string& v) { e.runtime = sim::parse_runtime_knowledge(v); }, nullptr},
+      {"--runtime-model", "runtime_model",
+       "predicted:learned: a fitted runtime model file (as train writes beside its model); default: fit one on the trace's "
+       "training split",
+       &ProfileSettings::runtime_model, [](P&, E& e, const std::string& v) { e.runtime_model_file = v; }, nullptr, "FILE"},
       {"--mf-favor-small", "multifactor.favor_small", "multifactor: Slurm PriorityFavorSmall=YES", &ProfileSettings::favor_small,
        nullptr, [](P& p, bool v) { p.priority_options.multifactor.favor_small = v; }},
   };
@@ -134,7 +138,10 @@ policy::MultifactorOptions ProfileSettings::multifactor() const {
 sim::EngineOptions ProfileSettings::engine() const {
   sim::EngineOptions e;
   e.runtime = sim::parse_runtime_knowledge(runtime);
+  e.runtime_model_file = runtime_model;
   apply_settings(sim::engine_settings(), engine_values, e);
+  if (!runtime_model.empty() && e.runtime != sim::RuntimeKnowledge::learned)
+    throw InputError(fmt::format("runtime model {}: applies only to runtime predicted:learned (runtime is {})", runtime_model, runtime));
   return e;
 }
 
@@ -144,7 +151,8 @@ void ProfileSettings::describe(Json& config, const policy::ProfileOptions& p) co
   config["blocking"] = policy::to_string(p.blocking);
   config["backfill"] = p.backfill;
   config["runtime"] = runtime;
-  if (const sim::EngineOptions e = engine(); e.runtime == sim::RuntimeKnowledge::predicted)
+  if (!runtime_model.empty()) config["runtime_model"] = runtime_model;
+  if (const sim::EngineOptions e = engine(); sim::is_predicted(e.runtime))
     write_settings(config, e, sim::engine_settings());
   if (p.placement == "milp") config["milp"] = milp_json(p.milp);
   config["multifactor"] = multifactor_json(multifactor());

@@ -30,6 +30,7 @@ struct ChoiceSetting {
   // Sets the choice in `p` and `e`: InputError naming the known values for an unknown one.
   void (*apply_text)(policy::ProfileOptions& p, sim::EngineOptions& e, const std::string& value);
   void (*apply_switch)(policy::ProfileOptions& p, bool value);
+  const char* value_name = "NAME";  // what the flag takes, for --help
 
   bool is_switch() const { return field.index() == 1; }
   std::string python_keyword() const;  // "milp_model"
@@ -45,6 +46,7 @@ struct ProfileSettings {
   std::string placement = "greedy";
   std::string blocking = "global";
   std::string runtime = "oracle";
+  std::string runtime_model;  // predicted:learned: a model file; "" = fit one on the trace
   bool backfill = false;
   std::vector<std::optional<double>> multifactor_values;  // per policy::multifactor_settings(); unset = default
   bool favor_small = false;

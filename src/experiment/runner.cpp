@@ -25,6 +25,7 @@
 #include "policy/registry.h"
 #include "report/experiment_report.h"
 #include "rl/rl_policy.h"
+#include "sim/runtime_fit.h"
 #include "workload/generator.h"
 
 #ifndef RLTUNE_VERSION
@@ -66,8 +67,12 @@ std::vector<metrics::RunMetrics> run_windows(const cluster::ClusterSpec& cluster
                                              std::span<const sim::LabelledWindow> windows, std::size_t warmup,
                                              const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler) {
   std::vector<metrics::RunMetrics> runs;
+  const double train_split = sim::WindowSettings{}.train_split;
+  const sim::EngineOptions engine = sim::with_runtime_model(engine_options, jobs, train_split);
+  const std::size_t in_sample = sim::in_sample_jobs(engine, jobs.size(), train_split);
+  for (const sim::LabelledWindow& w : windows) sim::warn_in_sample(in_sample, w.start, w.start + w.length);
   for (const sim::LabelledWindow& w : windows)
-    runs.push_back(run_window(cluster, sim::warm_window(jobs, w.start, w.length, warmup), engine_options, scheduler, w.label));
+    runs.push_back(run_window(cluster, sim::warm_window(jobs, w.start, w.length, warmup), engine, scheduler, w.label));
   return runs;
 }
 
@@ -136,6 +141,7 @@ class SeriesRecorder final : public sim::Observer {
 
 void draw_windows(const WindowSpec& ws, LoadedWorkload& l) {
   l.starts.clear();
+  l.train_split = ws.train_split;
   if (ws.whole) {
     const auto [first, last] = sim::split_range(l.trace.jobs.size(), ws.train_split, ws.split);
     if (first == last)
@@ -172,6 +178,16 @@ LoadedWorkload load_workload(const Workload& w) {
     throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, ws.length, w.cluster_label,
                                  t.label, l.trace.jobs.size(), e.what()));
   }
+  // Learned runtime models are loaded or fitted now (once per process: the runs find them again).
+  for (const PolicySpec& p : w.policies) {
+    try {
+      sim::with_runtime_model(p.engine, l.trace.jobs, l.train_split);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}: {}", p.where, p.label, e.what()));
+    }
+    const std::size_t in_sample = sim::in_sample_jobs(p.engine, l.trace.jobs.size(), l.train_split);
+    for (const std::size_t start : l.starts) sim::warn_in_sample(in_sample, start, start + l.length);
+  }
   return l;
 }
 
@@ -202,6 +218,9 @@ Json input_digests(const Config& config, const Models& models) {
       if (!f.empty() && fs::is_regular_file(f)) files.insert(f);
   }
   for (const auto& [path, model] : models) files.insert(model.files.begin(), model.files.end());
+  for (const Workload& w : config.workloads)
+    for (const PolicySpec& p : w.policies)
+      if (!p.engine.runtime_model_file.empty()) files.insert(p.engine.runtime_model_file);
   Json out = Json::object();
   for (const std::string& f : files) {
     const std::optional<std::string> digest = file_digest(f);
@@ -228,7 +247,7 @@ sim::WarmWindow window_jobs(const Workload& w, const LoadedWorkload& l, std::siz
 metrics::RunMetrics run_policy(const LoadedWorkload& l, const PolicySpec& s, const sim::WarmWindow& jobs, const std::string& label,
                                const Models& models, sim::Observer* observer) {
   auto scheduler = make_scheduler(s, models);
-  return run_window(l.cluster, jobs, s.engine, *scheduler, label, observer);
+  return run_window(l.cluster, jobs, sim::with_runtime_model(s.engine, l.trace.jobs, l.train_split), *scheduler, label, observer);
 }
 
 // One run's record: what runs/*.json holds and every output is computed from.
@@ -621,6 +640,9 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
 std::vector<std::vector<metrics::RunMetrics>> run_paired(const Workload& workload, const LoadedWorkload& loaded,
                                                          const Models& models, int threads) {
   const std::size_t policies = workload.policies.size();
+  for (const PolicySpec& p : workload.policies)
+    for (const std::size_t start : loaded.starts)
+      sim::warn_in_sample(sim::in_sample_jobs(p.engine, loaded.trace.jobs.size(), loaded.train_split), start, start + loaded.length);
   std::vector<std::vector<metrics::RunMetrics>> runs(loaded.starts.size(), std::vector<metrics::RunMetrics>(policies));
   for_each_parallel(runs.size() * policies, threads, [&](std::size_t i, int) {
     const std::size_t window = i / policies, policy = i % policies;

@@ -55,6 +55,7 @@ struct LoadedWorkload {
   trace::Trace trace;
   std::vector<std::size_t> starts;  // first job of each window
   std::size_t length = 0;           // jobs per window
+  double train_split = sim::WindowSettings{}.train_split;  // the windows' split: a learned runtime model fits on its training part
 };
 
 // Reads or generates the workload's jobs and draws its windows; InputError naming the config line.
@@ -80,7 +81,8 @@ metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWin
                                const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
                                const std::string& label, sim::Observer* observer = nullptr);
 // One scheduler over windows of `jobs` (each after up to `warmup` jobs), as `rltune simulate` and
-// Python's rltune.simulate run it: one run per window, in order.
+// Python's rltune.simulate run it: one run per window, in order. A learned runtime model is fitted on
+// the default training split of `jobs` (sim::WindowSettings) unless the options name a file.
 std::vector<metrics::RunMetrics> run_windows(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
                                              std::span<const sim::LabelledWindow> windows, std::size_t warmup,
                                              const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler);

@@ -90,7 +90,7 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
       r.end = job.end;
       r.placement = cluster::format_placement(spec, job.placement);
       r.estimate = job.estimate;
-      if (engine.options().runtime == sim::RuntimeKnowledge::predicted)
+      if (sim::is_predicted(engine.options().runtime))
         ++out.estimate_sources[static_cast<std::size_t>(job.estimate_source)];
     } else {
       r.reason = job.reason;

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "metrics/metrics.h"
+#include "sim/runtime_fit.h"
 
 namespace rltune::rl {
 
@@ -44,12 +45,14 @@ AgentOptions agent_options(const EnvOptions& o) {
   return {o.observation, o.skip, o.commit, o.profile.priority_options.serves_heads};
 }
 
-const EnvOptions& checked(const EnvOptions& o, std::size_t jobs) {
+// `o` checked, with its learned runtime model (fitted on the training split of `jobs`) where it asks for one.
+EnvOptions checked(EnvOptions o, std::span<const trace::JobSpec> jobs) {
   check_bounds(o.window, sim::window_settings(), "window");
-  if (static_cast<std::size_t>(o.window.length) > jobs)
-    throw InputError(fmt::format("window.length {}: must be at most the trace's {} jobs", o.window.length, jobs));
+  if (static_cast<std::size_t>(o.window.length) > jobs.size())
+    throw InputError(fmt::format("window.length {}: must be at most the trace's {} jobs", o.window.length, jobs.size()));
   const std::string conflict = reference_conflict(agent_options(o));
   if (!conflict.empty()) throw InputError(conflict);
+  o.engine = sim::with_runtime_model(std::move(o.engine), jobs, o.window.train_split);
   return o;
 }
 
@@ -58,7 +61,7 @@ const EnvOptions& checked(const EnvOptions& o, std::size_t jobs) {
 Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EnvOptions options)
     : cluster_(cluster),
       jobs_(jobs),
-      options_(checked(options, jobs.size())),
+      options_(checked(std::move(options), jobs)),
       pass_(options_.profile.blocking, options_.profile.backfill, policy::make_placement(options_.profile)),
       agent_(policy::make_priority(options_.baseline, options_.profile.priority_options), agent_options(options_)),
       warmup_(options_.window.warmup > 0 ? policy::make_profile(policy::warmup_profile(options_.profile)) : nullptr) {}

@@ -15,6 +15,7 @@
 #include "core/parallel.h"
 #include "core/progress.h"
 #include "rl/rollout.h"
+#include "sim/runtime_fit.h"
 
 namespace rltune::rl {
 
@@ -77,7 +78,7 @@ nlohmann::json to_json(const TrainOptions& o) {
   write_settings(j, o, train_settings());
   if (o.env.window.warmup > 0) j["warmup"] = o.env.window.warmup;
   if (o.teacher != Teacher::baseline) j["teacher"] = kTeacherNames.name(o.teacher);
-  if (o.env.engine.runtime == sim::RuntimeKnowledge::predicted) write_settings(j, o.env.engine, sim::engine_settings());
+  if (sim::is_predicted(o.env.engine.runtime)) write_settings(j, o.env.engine, sim::engine_settings());
   return j;
 }
 
@@ -376,6 +377,9 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   const auto validation_rng = [&](int k) { return Rng(stream_seed(o.seed, std::numeric_limits<std::uint64_t>::max(), static_cast<std::uint64_t>(k))); };
   together(comm, [&] {
     for (int t = 0; t < o.threads; ++t) envs.push_back(std::make_unique<Env>(cluster, jobs, o.env));
+    // The learned runtime model the episodes run with (fitted once, by the first Env), beside the policy.
+    if (const auto model = sim::with_runtime_model(o.env.engine, jobs, o.env.window.train_split).runtime_model; model && writer)
+      write_file((dir / "runtime-model.json").string(), model->to_json());
     if (o.validation_windows > 0) {  // fail now, not after the first epoch, when the split is too small
       Rng rng = validation_rng(0);
       envs[0]->reset(rng, Split::validation);

@@ -38,8 +38,10 @@ Engine::Engine(const cluster::ClusterSpec& cluster, std::span<const trace::JobSp
   if (options_.runtime == RuntimeKnowledge::predicted) {
     check_bounds(options_, engine_settings(), "engine");
     predictor_.emplace(options_.predict_last);
-    for (SimJob& job : jobs_) job.estimate = 0;  // unknown until the job arrives
   }
+  if (options_.runtime == RuntimeKnowledge::learned) learned_.emplace(options_.runtime_model);
+  if (is_predicted(options_.runtime))
+    for (SimJob& job : jobs_) job.estimate = 0;  // unknown until the job arrives
   if (options_.runtime != RuntimeKnowledge::oracle) doubt_.emplace();
   queue_.reserve(jobs.size());
 }
@@ -63,6 +65,7 @@ void Engine::finish(JobIndex j) {
   job.state = JobState::completed;
   ++ended_;
   if (predictor_) predictor_->record(*job.spec, job.end - job.start);
+  if (learned_) learned_->record(*job.spec, job.end - job.start);
   if (doubt_) doubt_->record(*job.spec, job.estimate, job.end - job.start);
   for (auto* o : observers_) o->on_finish(now_, j);
 }
@@ -135,8 +138,8 @@ std::span<const RunningEnd> Engine::running_by_estimated_end(PoolId pool) const 
 
 void Engine::predict(SimJob& job) {
   if (doubt_) job.estimate_doubt = doubt_->of(*job.spec);
-  if (!predictor_) return;
-  const HistoryPredictor::Estimate e = predictor_->predict(*job.spec);
+  if (!predictor_ && !learned_) return;
+  const HistoryPredictor::Estimate e = predictor_ ? predictor_->predict(*job.spec) : learned_->predict(*job.spec);
   job.estimate = e.seconds;
   job.estimate_source = e.source;
 }

@@ -7,6 +7,7 @@
 // is rejected when it arrives, with a reason (or, following the published loop, dropped by the scheduler).
 // Time never goes backwards; every job ends exactly once.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <span>
@@ -16,6 +17,7 @@
 #include "cluster/cluster_state.h"
 #include "core/names.h"
 #include "core/settings.h"
+#include "sim/runtime_model.h"
 #include "sim/runtime_predictor.h"
 #include "trace/job_spec.h"
 
@@ -26,14 +28,18 @@ enum class RuntimeKnowledge {
   oracle,     // estimate = true duration (the reference's behaviour)
   requested,  // estimate = the trace's requested time where present, else the true duration
   predicted,  // estimate = a HistoryPredictor's, made when the job arrives from the jobs finished by then
+  learned,    // estimate = a RuntimeModel's (fitted trees) over the same history, made when the job arrives
 };
-// "predicted" names the default predictor; "predicted:NAME" picks one (history is the only one yet).
-inline constexpr NameTable<RuntimeKnowledge, 3> kRuntimeNames{
+// "predicted" names the default predictor; "predicted:NAME" picks one.
+inline constexpr NameTable<RuntimeKnowledge, 4> kRuntimeNames{
     "runtime knowledge",
-    {{{RuntimeKnowledge::oracle, "oracle"}, {RuntimeKnowledge::requested, "requested"}, {RuntimeKnowledge::predicted, "predicted:history"}}}};
+    {{{RuntimeKnowledge::oracle, "oracle"}, {RuntimeKnowledge::requested, "requested"}, {RuntimeKnowledge::predicted, "predicted:history"},
+      {RuntimeKnowledge::learned, "predicted:learned"}}}};
 // InputError for unknown names, listing the known ones.
 RuntimeKnowledge parse_runtime_knowledge(const std::string& name);
 inline const char* to_string(RuntimeKnowledge value) { return kRuntimeNames.name(value); }
+// Whether estimates come from a predictor over finished jobs' history (either kind).
+inline bool is_predicted(RuntimeKnowledge value) { return value == RuntimeKnowledge::predicted || value == RuntimeKnowledge::learned; }
 
 enum class JobState { pending, queued, running, completed, rejected };
 inline constexpr NameTable<JobState, 5> kJobStateNames{"job state", {{{JobState::pending, "pending"}, {JobState::queued, "queued"}, {JobState::running, "running"}, {JobState::completed, "completed"}, {JobState::rejected, "rejected"}}}};
@@ -130,6 +136,10 @@ class WarmStart final : public Scheduler {
 struct EngineOptions {
   RuntimeKnowledge runtime = RuntimeKnowledge::oracle;
   int predict_last = 2;  // predicted: durations averaged per user key (Tsafrir et al. average the last 2)
+  // predicted:learned: the model file to use ("" = fit one on the trace's training split), and the model
+  // itself once sim::with_runtime_model has loaded or fitted it (an engine refuses learned without one).
+  std::string runtime_model_file{};
+  std::shared_ptr<const RuntimeModel> runtime_model{};
 };
 // The numeric engine options, for flags, experiment YAML and config.json.
 std::span<const NumberSetting<EngineOptions>> engine_settings();
@@ -243,6 +253,7 @@ class Engine {
   JobIndex next_arrival_ = 0;
   std::size_t ended_ = 0;
   std::optional<HistoryPredictor> predictor_;  // RuntimeKnowledge::predicted
+  std::optional<LearnedPredictor> learned_;    // RuntimeKnowledge::learned
   std::optional<EstimateDoubt> doubt_;         // any RuntimeKnowledge but oracle
   Seconds now_ = 0;
   Seconds wake_ = kForever;  // wake_at()

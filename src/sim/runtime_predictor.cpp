@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace rltune::sim {
@@ -38,6 +39,27 @@ HistoryPredictor::Estimate HistoryPredictor::predict(const trace::JobSpec& job) 
     return capped(it->second.sum / static_cast<double>(it->second.count), EstimateSource::vc);
   if (all_.count > 0) return capped(all_.sum / static_cast<double>(all_.count), EstimateSource::all);
   return {kNoHistoryEstimate, EstimateSource::none};
+}
+
+HistoryPredictor::Known HistoryPredictor::known(const trace::JobSpec& job) const {
+  constexpr float none = std::numeric_limits<float>::quiet_NaN();
+  Known k{none, none, none, none, none, none};
+  const auto fill = [this](const auto& map, const std::string& key, float& mean, float& last) {
+    const auto it = map.find(key);
+    if (it == map.end()) return;
+    const Recent& r = it->second;
+    mean = static_cast<float>(static_cast<double>(std::accumulate(r.durations.begin(), r.durations.end(), Seconds{0})) /
+                              static_cast<double>(r.durations.size()));
+    last = static_cast<float>(r.durations[(r.next + last_ - 1) % last_]);
+  };
+  if (!job.user.empty()) {
+    fill(by_user_gpus_vc_, user_key(job), k.user_gpus_vc_mean, k.user_gpus_vc_last);
+    fill(by_user_, job.user, k.user_mean, k.user_last);
+  }
+  if (const auto it = by_vc_.find(job.vc); !job.vc.empty() && it != by_vc_.end())
+    k.vc_mean = static_cast<float>(it->second.sum / static_cast<double>(it->second.count));
+  if (all_.count > 0) k.all_mean = static_cast<float>(all_.sum / static_cast<double>(all_.count));
+  return k;
 }
 
 void HistoryPredictor::record(const trace::JobSpec& job, Seconds duration) {

@@ -40,6 +40,13 @@ class HistoryPredictor {
   // `job` has finished after running for `duration` seconds.
   void record(const trace::JobSpec& job, Seconds duration);
 
+  // What the history holds for `job`'s keys, NaN where nothing: the mean and the last of the user's
+  // recent jobs of that GPU count and VC, and of all the user's; the VC's mean; the cluster's mean.
+  struct Known {
+    float user_gpus_vc_mean, user_gpus_vc_last, user_mean, user_last, vc_mean, all_mean;
+  };
+  Known known(const trace::JobSpec& job) const;
+
  private:
   // The last k durations of one user key, in a ring.
   struct Recent {
