@@ -148,5 +148,15 @@ TEST(Comm, TogetherNamesTheFirstFailingRankUnlessAllFailedAlike) {
 
 TEST(Comm, DefaultThreadsIsAtLeastOne) { EXPECT_GE(default_threads(), 1); }
 
+TEST(Comm, EachRankTakesItsOwnCoresOrItsShare) {
+  EXPECT_EQ(threads_per_rank(16, 16, 1), 16);  // alone
+  EXPECT_EQ(threads_per_rank(16, 16, 4), 4);   // four unbound ranks
+  EXPECT_EQ(threads_per_rank(16, 4, 4), 4);    // four ranks bound to 4 cores each: all of their own
+  EXPECT_EQ(threads_per_rank(16, 2, 4), 2);    // bound to fewer than its share
+  EXPECT_EQ(threads_per_rank(16, 8, 4), 4);    // two ranks per 8-core socket
+  EXPECT_EQ(threads_per_rank(2, 2, 4), 1);     // more ranks than cores
+  EXPECT_EQ(threads_per_rank(8, 6, 1), 6);     // a Slurm job's 6 CPUs
+}
+
 }  // namespace
 }  // namespace rltune

@@ -47,14 +47,19 @@ int default_threads() {
   cpu_set_t mask;
   const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int mine = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : machine;
-  // Ranks may share those CPUs (unbound, or bound to a socket): each takes its share, rather than
-  // every rank taking them all.
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
     if (const char* value = std::getenv(name)) {
       const int ranks = std::atoi(value);
-      if (ranks >= 1) return std::max(1, mine / ranks);
+      if (ranks >= 1) return threads_per_rank(machine, mine, ranks);
     }
-  return std::max(1, mine);
+  return threads_per_rank(machine, mine, 1);
+}
+
+int threads_per_rank(int machine, int mine, int local_ranks) {
+  // A rank cannot tell how many others may run on its cores; its share of the machine is the most it
+  // can take without crowding them, and it is all of its cores when they are its own.
+  const int share = std::max(1, machine / std::max(1, local_ranks));
+  return std::max(1, std::min(mine, share));
 }
 
 Block block_of(std::size_t count, int rank, int ranks) {

@@ -40,10 +40,15 @@ const Comm& single_process();
 const Comm& world();
 // Whether an MPI launcher started this process, read from the environment the launchers set.
 bool started_by_mpi_launcher();
-// The cores this process may use by default: those it may run on (its CPU affinity: a Slurm job's
-// CPUs, or the cores mpirun bound it to), divided by the ranks the launcher started on this machine
-// (a rank bound to fewer cores than that gets 1). Never more than the machine has.
+// The cores this process may use by default: threads_per_rank of the machine's cores, those it may
+// run on (its CPU affinity: a Slurm job's CPUs, or the cores mpirun bound it to) and the ranks the
+// launcher started on this machine (1 without a launcher).
 int default_threads();
+// Of `mine` cores this rank may run on, on a machine of `machine` cores shared by `local_ranks`
+// ranks: all of them when they are no more than its share of the machine (ranks bound to their own
+// cores), else its share (ranks that all may run everywhere, or several bound to one socket).
+// At least 1.
+int threads_per_rank(int machine, int mine, int local_ranks);
 
 // [first, last) of the `count` items that rank `rank` of `ranks` takes: contiguous blocks in rank order,
 // so that concatenating the ranks' results in rank order gives the items' order.
