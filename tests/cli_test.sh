@@ -230,7 +230,7 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   # Training with learned runtimes writes the model it fitted beside the policy; run again from that
   # file, a simulation gives the same schedule as one that fits its own on the same jobs.
   if [ -n "$(ldd "$RLTUNE" | grep xgboost)" ]; then
-    expect 0 "wrote model.pt" -- train --cluster helios --like helios-users --sample-jobs 1500 --window-len 64 --epochs 1 \
+    expect 0 "wrote model.pt, .*runtime-model.json and config.json" -- train --cluster helios --like helios-users --sample-jobs 1500 --window-len 64 --epochs 1 \
       --trajs 2 --validation-windows 1 --pi-iters 2 --vf-iters 2 --blocking pool --backfill --runtime predicted:learned \
       --features realistic --quiet --out "$TMP/run-learned"
     grep -q '"format":"rltune-runtime-model"' "$TMP/run-learned/runtime-model.json" || fail "train did not write runtime-model.json"
