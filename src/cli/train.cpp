@@ -105,8 +105,8 @@ int run_train(TrainArgs& a) {
                              last.mean_return, a.score, last.rl_score, last.baseline_score, last.validation_return);
   }
   const bool runtime_model = o.env.engine.runtime == sim::RuntimeKnowledge::learned;  // the fitted model is written beside
-  std::cout << fmt::format("wrote model.pt, best.pt, policy.json, best.json, progress.csv, {}config.json under {}\n",
-                           runtime_model ? "runtime-model.json and " : "and ", o.out);
+  std::cout << fmt::format("wrote model.pt, best.pt, policy.json, best.json, progress.csv{} and config.json under {}\n",
+                           runtime_model ? ", runtime-model.json" : "", o.out);
   const std::string semantics = o.env.profile.semantics == "rltune" ? "" : fmt::format(" --semantics {}", o.env.profile.semantics);
   std::cout << fmt::format("next: rltune evaluate --model {} --cluster {}{} ...   or   rltune simulate --policy rl:{}{}\n", o.out,
                            a.cluster, semantics, o.out, semantics);
