@@ -22,6 +22,7 @@
 #include "experiment/runner.h"
 #include "experiment/stats.h"
 #include "helpers.h"
+#include "sim/runtime_fit.h"
 #include "policy/registry.h"
 #include "report/experiment_report.h"
 #include "rl/rl_policy.h"
@@ -389,6 +390,35 @@ TEST(ExperimentRunner, ResumeRefusesWhenAnInputFileChanged) {
     ADD_FAILURE() << "resumed over a changed trace";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(trace + " has changed"), std::string::npos) << e.what();
+  }
+}
+
+// A runtime model file is an input like a trace: --resume refuses when it changed.
+TEST(ExperimentRunner, ResumeRefusesWhenARuntimeModelChanged) {
+  if (!sim::can_fit_runtime_models()) GTEST_SKIP() << "built without XGBoost";
+  TempDir dir;
+  std::string rows = "job_id,submit_time,duration,num_gpus,vc\n";
+  std::vector<trace::JobSpec> jobs;
+  for (int k = 0; k < 40; ++k) {
+    rows += fmt::format("j{},{},{},{},{}\n", k, 60 * k, 600 + 37 * k, 1 << (k % 4), k % 5);
+    jobs.push_back(testing::job(fmt::format("j{}", k), 60 * k, 600 + 37 * k, 1 << (k % 4), std::to_string(k % 5)));
+  }
+  write_file(dir.path + "/jobs.csv", rows);
+  const std::string model = dir.path + "/model.json";
+  write_file(model, sim::fit_runtime_model(jobs, 2, "the test's jobs").to_json());
+  const std::string text =
+      "windows: {count: 2, length: 20}\npolicies: [fcfs, {name: sjf-learned, priority: sjf, runtime: 'predicted:learned', "
+      "runtime_model: model.json}]\nworkloads: [{cluster: helios, trace: {files: [jobs.csv]}}]\n";
+  const Config c = parse(text, dir.path + "/exp.yaml");
+  const std::string out = dir.path + "/out";
+  experiment::run_experiment(c, out, {.jobs = 1, .progress = false});
+  EXPECT_NE(read(fs::path(out) / "config.json").find(model), std::string::npos);
+  write_file(model, *read_file(model) + "\n");
+  try {
+    experiment::run_experiment(c, out, {.resume = true, .progress = false});
+    ADD_FAILURE() << "resumed over a changed runtime model";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(model + " has changed"), std::string::npos) << e.what();
   }
 }
 

@@ -188,6 +188,14 @@ TEST(LearnedRuntime, AModelFileThatDoesNotFitIsAClearError) {
   const std::string path = write("fitted.json", fit_runtime_model(with, 2, "with requests").to_json());
   EngineOptions options{.runtime = RuntimeKnowledge::learned, .runtime_model_file = path};
   EXPECT_NO_THROW(with_runtime_model(options, with, 0.7));
+  EngineOptions other_k = options;
+  other_k.predict_last = 3;  // its features average another number of jobs than the model's did
+  try {
+    with_runtime_model(other_k, with, 0.7);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has(e.what(), "fitted with predict_last 2; the run asks for 3")) << e.what();
+  }
   try {
     with_runtime_model(options, without, 0.7);
     ADD_FAILURE() << "no error";

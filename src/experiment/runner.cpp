@@ -178,17 +178,22 @@ LoadedWorkload load_workload(const Workload& w) {
     throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, ws.length, w.cluster_label,
                                  t.label, l.trace.jobs.size(), e.what()));
   }
-  // Learned runtime models are loaded or fitted now (once per process: the runs find them again).
+  l.engines = prepared_engines(w, l);
+  return l;
+}
+
+std::vector<sim::EngineOptions> prepared_engines(const Workload& w, const LoadedWorkload& l) {
+  std::vector<sim::EngineOptions> engines;
   for (const PolicySpec& p : w.policies) {
     try {
-      sim::with_runtime_model(p.engine, l.trace.jobs, l.train_split);
+      engines.push_back(sim::with_runtime_model(p.engine, l.trace.jobs, l.train_split));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}: {}", p.where, p.label, e.what()));
     }
     const std::size_t in_sample = sim::in_sample_jobs(p.engine, l.trace.jobs.size(), l.train_split);
     for (const std::size_t start : l.starts) sim::warn_in_sample(in_sample, start, start + l.length);
   }
-  return l;
+  return engines;
 }
 
 Models load_models(std::span<const Workload> workloads) {
@@ -244,14 +249,16 @@ sim::WarmWindow window_jobs(const Workload& w, const LoadedWorkload& l, std::siz
   return sim::warm_window(l.trace.jobs, l.starts[window], l.length, static_cast<std::size_t>(w.windows.warmup));
 }
 
-metrics::RunMetrics run_policy(const LoadedWorkload& l, const PolicySpec& s, const sim::WarmWindow& jobs, const std::string& label,
-                               const Models& models, sim::Observer* observer) {
+// `engine`: s.engine with its runtime model (prepared_engines).
+metrics::RunMetrics run_policy(const LoadedWorkload& l, const PolicySpec& s, const sim::EngineOptions& engine, const sim::WarmWindow& jobs,
+                               const std::string& label, const Models& models, sim::Observer* observer) {
   auto scheduler = make_scheduler(s, models);
-  return run_window(l.cluster, jobs, sim::with_runtime_model(s.engine, l.trace.jobs, l.train_split), *scheduler, label, observer);
+  return run_window(l.cluster, jobs, engine, *scheduler, label, observer);
 }
 
 // One run's record: what runs/*.json holds and every output is computed from.
-Json run_one(const Workload& w, const LoadedWorkload& l, const PolicySpec& s, std::size_t window, bool series, const Models& models) {
+Json run_one(const Workload& w, const LoadedWorkload& l, std::size_t policy, std::size_t window, bool series, const Models& models) {
+  const PolicySpec& s = w.policies[policy];
   Json record;
   record["window"] = window_label(l, window);
   record["policy"] = s.label;
@@ -259,7 +266,8 @@ Json run_one(const Workload& w, const LoadedWorkload& l, const PolicySpec& s, st
     Json ts;
     const sim::WarmWindow jobs = window_jobs(w, l, window);
     SeriesRecorder recorder(ts, jobs.warmup > 0 ? jobs.jobs[jobs.warmup].submit : std::numeric_limits<Seconds>::min());
-    const metrics::RunMetrics run = run_policy(l, s, jobs, record["window"].get<std::string>(), models, series ? &recorder : nullptr);
+    const metrics::RunMetrics run =
+        run_policy(l, s, l.engines[policy], jobs, record["window"].get<std::string>(), models, series ? &recorder : nullptr);
     recorder.close();
     const metrics::Summary m = metrics::summarize(run);
     record["status"] = "completed";
@@ -588,7 +596,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
         const Task& t = todo[i];
         const Workload& w = config.workloads[t.workload];
         fail_here_for_tests(comm, static_cast<long>(i), "run " + run_file(t));
-        Json r = run_one(w, loaded[t.workload], w.policies[t.policy], t.window,
+        Json r = run_one(w, loaded[t.workload], t.policy, t.window,
                          static_cast<int>(t.window) < config.timeseries_windows, models);
         write_file((out / "runs" / run_file(t)).string(), r.dump() + "\n");  // a failed write stops everyone
         std::lock_guard lock(mutex);
@@ -640,13 +648,11 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
 std::vector<std::vector<metrics::RunMetrics>> run_paired(const Workload& workload, const LoadedWorkload& loaded,
                                                          const Models& models, int threads) {
   const std::size_t policies = workload.policies.size();
-  for (const PolicySpec& p : workload.policies)
-    for (const std::size_t start : loaded.starts)
-      sim::warn_in_sample(sim::in_sample_jobs(p.engine, loaded.trace.jobs.size(), loaded.train_split), start, start + loaded.length);
+  const std::vector<sim::EngineOptions> engines = prepared_engines(workload, loaded);
   std::vector<std::vector<metrics::RunMetrics>> runs(loaded.starts.size(), std::vector<metrics::RunMetrics>(policies));
   for_each_parallel(runs.size() * policies, threads, [&](std::size_t i, int) {
     const std::size_t window = i / policies, policy = i % policies;
-    runs[window][policy] = run_policy(loaded, workload.policies[policy], window_jobs(workload, loaded, window),
+    runs[window][policy] = run_policy(loaded, workload.policies[policy], engines[policy], window_jobs(workload, loaded, window),
                                       window_label(loaded, window), models, nullptr);
   });
   return runs;

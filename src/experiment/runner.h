@@ -56,10 +56,14 @@ struct LoadedWorkload {
   std::vector<std::size_t> starts;  // first job of each window
   std::size_t length = 0;           // jobs per window
   double train_split = sim::WindowSettings{}.train_split;  // the windows' split: a learned runtime model fits on its training part
+  std::vector<sim::EngineOptions> engines{};  // per policy: its engine options with its runtime model (load_workload)
 };
 
 // Reads or generates the workload's jobs and draws its windows; InputError naming the config line.
 LoadedWorkload load_workload(const Workload& workload);
+// Each policy's engine options with its learned runtime model loaded or fitted (sim::with_runtime_model),
+// warning when measured jobs are in-sample; InputError naming the policy's config line.
+std::vector<sim::EngineOptions> prepared_engines(const Workload& workload, const LoadedWorkload& loaded);
 // Draws `spec`'s windows over `loaded`'s jobs (from spec.seed, as training draws them), or takes the whole
 // split as one window; InputError when the split cannot hold them.
 void draw_windows(const WindowSpec& spec, LoadedWorkload& loaded);
