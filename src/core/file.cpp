@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/hash.h"
 
 namespace rltune {
 
@@ -49,17 +50,14 @@ std::optional<std::string> read_file(const std::string& path) {
 std::optional<std::string> file_digest(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
+  Fnv1a h;
   std::vector<char> buffer(1 << 20);
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buffer[static_cast<std::size_t>(i)]);
-      h *= 1099511628211ULL;
-    }
+    h.add(buffer.data(), static_cast<std::size_t>(in.gcount()));
   }
   if (in.bad()) return std::nullopt;
-  return fmt::format("fnv1a64:{:016x}", h);
+  return fmt::format("fnv1a64:{:016x}", h.value());
 }
 
 }  // namespace rltune

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "sim/window.h"
 
 #ifdef RLTUNE_WITH_XGBOOST
@@ -87,17 +88,13 @@ std::string fit_description(const std::string& jobs, std::size_t rows) {
 
 // A digest of what a fit depends on in `jobs`, to fit once per process for the same jobs.
 std::uint64_t digest(std::span<const trace::JobSpec> jobs) {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto mix = [&h](const void* data, std::size_t n) {
-    const auto* bytes = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  };
+  Fnv1a h;
   for (const auto& j : jobs) {
-    for (const Seconds s : {j.submit, j.duration, j.requested_time}) mix(&s, sizeof s);
-    for (const int i : {j.gpus, j.cpus}) mix(&i, sizeof i);
-    for (const std::string* s : {&j.user, &j.vc}) mix(s->data(), s->size() + 1);  // with the terminating 0: "a"+"b" != "ab"+""
+    for (const Seconds s : {j.submit, j.duration, j.requested_time}) h.add(&s, sizeof s);
+    for (const int i : {j.gpus, j.cpus}) h.add(&i, sizeof i);
+    for (const std::string* s : {&j.user, &j.vc}) h.add(s->data(), s->size() + 1);  // with the terminating 0: "a"+"b" != "ab"+""
   }
-  return h;
+  return h.value();
 }
 
 }  // namespace

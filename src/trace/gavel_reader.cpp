@@ -14,6 +14,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/rng.h"
 #include "trace/csv_rows.h"
 #include "trace/formats.h"
@@ -75,9 +76,9 @@ void read_gavel(std::istream& in, const ReadOptions& options, RowSink& sink) {
   const std::string vc = std::filesystem::path(sink.file()).stem().string();
   // Each VC file draws its own sequence (seed mixed with the VC name by FNV-1a, stable across platforms):
   // one shared seed would give job k of every VC the same duration.
-  std::uint64_t mixed = 14695981039346656037ULL ^ options.seed;
-  for (const unsigned char c : vc) mixed = (mixed ^ c) * 1099511628211ULL;
-  Rng rng(mixed);
+  Fnv1a mixed(Fnv1a::kOffsetBasis ^ options.seed);
+  mixed.add(vc.data(), vc.size());
+  Rng rng(mixed.value());
   CsvRows rows(in, sink, '\t');
   rows.set_names({"job_type", "command", "steps_arg", "needs_data_dir", "total_steps", "arrival_time_s", "num_gpus"});
   while (rows.next()) {
