@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "core/error.h"
@@ -75,6 +76,22 @@ void observe(const sim::View& view, std::span<const JobIndex> order, Observation
       load[p].with_free += n > 0;
     }
   }
+  // Each visible job's age rank: how many visible jobs are older (ties: the earlier slot counts as
+  // older), from one sort rather than by comparing every pair of slots.
+  std::array<int, kSlots> older{};
+  const bool extended = nf >= kExtendedFeatures;
+  if (extended) {
+    std::array<Seconds, kSlots> submit{};
+    std::array<int, kSlots> by_age{};
+    for (int k = 0; k < out.visible; ++k) submit[static_cast<std::size_t>(k)] = view.job(out.jobs[static_cast<std::size_t>(k)]).submit();
+    std::iota(by_age.begin(), by_age.begin() + out.visible, 0);
+    std::sort(by_age.begin(), by_age.begin() + out.visible, [&](int a, int b) {
+      const Seconds sa = submit[static_cast<std::size_t>(a)], sb = submit[static_cast<std::size_t>(b)];
+      return sa < sb || (sa == sb && a < b);
+    });
+    for (int r = 0; r < out.visible; ++r) older[static_cast<std::size_t>(by_age[static_cast<std::size_t>(r)])] = r;
+  }
+  const double log_runtime_scale = std::log1p(options.runtime_scale_s);
   std::vector<TierCount> cache;
   for (int slot = 0; slot < kSlots; ++slot) {
     float* f = out.values.data() + static_cast<std::size_t>(slot) * nf;
@@ -106,14 +123,9 @@ void observe(const sim::View& view, std::span<const JobIndex> order, Observation
     f[4] = static_cast<float>(bounded(partial / std::max(with_free, kEps)));
     f[5] = static_cast<float>(ways == 0 ? kEps : bounded(ways / 3.0));
     f[6] = static_cast<float>(tier1 == 0 ? kEps : ways >= 2 ? 1 - kEps : 0.5);
-    if (nf >= kExtendedFeatures) {
-      int older = 0;  // ties: the earlier slot counts as older
-      for (int k = 0; k < out.visible; ++k) {
-        const Seconds s = view.job(out.jobs[static_cast<std::size_t>(k)]).submit();
-        older += s < job.submit() || (s == job.submit() && k < slot);
-      }
-      f[7] = static_cast<float>(bounded(std::log1p(static_cast<double>(job.estimate())) / std::log1p(options.runtime_scale_s)));
-      f[8] = static_cast<float>(out.visible > 1 ? bounded(older / static_cast<double>(out.visible - 1)) : 0.0);
+    if (extended) {
+      f[7] = static_cast<float>(bounded(std::log1p(static_cast<double>(job.estimate())) / log_runtime_scale));
+      f[8] = static_cast<float>(out.visible > 1 ? bounded(older[static_cast<std::size_t>(slot)] / static_cast<double>(out.visible - 1)) : 0.0);
       f[9] = static_cast<float>(bounded(1 - free / std::max(capacity, 1.0)));
     }
     if (nf >= kRankedFeatures) f[10] = static_cast<float>(out.visible > 1 ? bounded(slot / static_cast<double>(out.visible - 1)) : 0.0);
