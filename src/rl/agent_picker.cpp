@@ -43,14 +43,20 @@ bool AgentPicker::committed(const sim::View& view) const {
 }
 
 void AgentPicker::observe_queue(const sim::View& view) {
-  observe(view, baseline_->order(view), observation_, options_.observation);
+  select_visible(view, baseline_->order(view), observation_, options_.observation);
   // Waiting is a choice only while something is still to happen (else it would change nothing).
   observation_.mask[kSkip] = options_.skip && view.event_pending();
   // Every visible job is ranked, before legality masks some of them.
   if (ranker_) {
+    describe_visible(view, observation_, options_.observation);
+    described_ = true;
     ranker_(observation_, logits_);
     order_by_logits(logits_, observation_.visible, ranked_);
   } else {
+    // Unranked, the features are needed only when the agent is asked to pick in this pass, which most
+    // passes of a pick waiting for GPUs never do. Nothing starts before then (a start begins a new
+    // pass), so describing the view later gives the same features.
+    described_ = false;
     std::iota(ranked_.begin(), ranked_.begin() + observation_.visible, 0);
   }
   order_current_ = false;
@@ -132,7 +138,11 @@ bool AgentPicker::await_pick(policy::DecisionPass& pass) {
       observation_.mask[static_cast<std::size_t>(s)] = ok;
       open = open || ok;
     }
-    if (open) return true;
+    if (open) {
+      if (!described_) describe_visible(view, observation_, options_.observation);
+      described_ = true;
+      return true;
+    }
     // Unless the agent may wait, the jobs it cannot see get their turn.
     if (observation_.mask[kSkip] || !serve_unseen(pass)) return false;
   }

@@ -89,6 +89,7 @@ class AgentPicker {
   std::array<float, kActions> logits_{};
   std::array<int, kSlots> ranked_{};  // the visible slots, best logit first
   std::uint64_t observed_ = 0;        // the pass generation observation_ was taken in; 0 = none
+  bool described_ = true;             // observation_ holds the features of its slots, not only their jobs
   // Set by order() outside a pass: the time and job counts it observed. The first pass in that
   // same state reuses its observation and ranking, so that the job offered first is the one order()
   // put first (a sampled model draws its noise once).

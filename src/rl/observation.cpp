@@ -35,19 +35,24 @@ const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, const cl
 
 }  // namespace
 
-void observe(const sim::View& view, std::span<const JobIndex> order, Observation& out,
-             const ObservationOptions& options) {
-  const cluster::ClusterState& state = view.cluster();
-  const auto& pools = view.cluster_spec().pools;
-  const int nf = feature_count(options.features);
-  out.features = nf;
+void select_visible(const sim::View& view, std::span<const JobIndex> order, Observation& out, const ObservationOptions& options) {
+  out.features = feature_count(options.features);
   out.visible = 0;
   out.jobs.fill(-1);
   out.mask.fill(0);
   for (const JobIndex j : order) {
     if (out.visible == kSlots) break;
-    if (view.job(j).queued()) out.jobs[static_cast<std::size_t>(out.visible++)] = j;
+    if (view.job(j).queued()) {
+      out.mask[static_cast<std::size_t>(out.visible)] = 1;
+      out.jobs[static_cast<std::size_t>(out.visible++)] = j;
+    }
   }
+}
+
+void describe_visible(const sim::View& view, Observation& out, const ObservationOptions& options) {
+  const cluster::ClusterState& state = view.cluster();
+  const auto& pools = view.cluster_spec().pools;
+  const int nf = out.features;
   // S: GPUs asked by the visible jobs with the same eligible pools, summed once per distinct pool set
   // (there are few; comparing every pair of slots took most of the observation's time).
   struct PoolSetDemand {
@@ -135,8 +140,12 @@ void observe(const sim::View& view, std::span<const JobIndex> order, Observation
       constexpr double kLastSource = static_cast<double>(sim::kEstimateSourceNames.entries.size() - 1);
       f[12] = static_cast<float>(bounded(static_cast<double>(job.estimate_source()) / kLastSource));
     }
-    out.mask[static_cast<std::size_t>(slot)] = 1;
   }
+}
+
+void observe(const sim::View& view, std::span<const JobIndex> order, Observation& out, const ObservationOptions& options) {
+  select_visible(view, order, out, options);
+  describe_visible(view, out, options);
 }
 
 }  // namespace rltune::rl

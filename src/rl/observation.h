@@ -85,5 +85,9 @@ struct Observation {
 // request) within the call.
 void observe(const sim::View& view, std::span<const JobIndex> order, Observation& out,
              const ObservationOptions& options = {});
+// observe() in two parts: which jobs the slots hold and the mask (quick), then the slots' features from
+// the same view (most of the time).
+void select_visible(const sim::View& view, std::span<const JobIndex> order, Observation& out, const ObservationOptions& options);
+void describe_visible(const sim::View& view, Observation& out, const ObservationOptions& options);
 
 }  // namespace rltune::rl
