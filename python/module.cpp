@@ -370,7 +370,12 @@ py::dict step_info(const Env& env) {
 // observation returned is the new episode's, and the ended episode's metrics are in info.
 class VecEnv {
  public:
-  VecEnv(std::vector<std::unique_ptr<Env>> envs, int threads) : envs_(std::move(envs)), team_(threads) {}
+  VecEnv(std::vector<std::unique_ptr<Env>> envs, int threads)
+      : envs_(std::move(envs)),
+        team_(threads),
+        none_ended_(read_only(py::array_t<bool>(static_cast<py::ssize_t>(envs_.size())), false)),
+        no_metric_(read_only(py::array_t<double>(static_cast<py::ssize_t>(envs_.size())), std::nan(""))),
+        no_start_(read_only(py::array_t<long long>(static_cast<py::ssize_t>(envs_.size())), -1LL)) {}
 
   std::size_t size() const { return envs_.size(); }
   const Env& env(std::size_t i) const { return *envs_[i]; }
@@ -419,19 +424,29 @@ class VecEnv {
       });
       broken_ = false;
     }
-    py::array_t<bool> terminated(static_cast<py::ssize_t>(envs_.size())), truncated(static_cast<py::ssize_t>(envs_.size()));
-    for (std::size_t i = 0; i < envs_.size(); ++i) {
-      terminated.mutable_data()[i] = ended[i] != 0;
-      truncated.mutable_data()[i] = false;
-    }
     py::dict info = infos(ended, finished);
-    py::array_t<long long> final_start(static_cast<py::ssize_t>(envs_.size()));
-    for (std::size_t i = 0; i < envs_.size(); ++i) final_start.mutable_data()[i] = ended[i] ? static_cast<long long>(finished_start[i]) : -1;
-    info["final_window_start"] = final_start;
-    return py::make_tuple(observations(), rewards, terminated, truncated, info);
+    if (any(ended)) {
+      py::array_t<long long> final_start(static_cast<py::ssize_t>(envs_.size()));
+      for (std::size_t i = 0; i < envs_.size(); ++i) final_start.mutable_data()[i] = ended[i] ? static_cast<long long>(finished_start[i]) : -1;
+      info["final_window_start"] = final_start;
+    } else {
+      info["final_window_start"] = no_start_;
+    }
+    return py::make_tuple(observations(), rewards, info["_final"], none_ended_, info);
   }
 
  private:
+  // Arrays that say that no episode ended are the same at most steps: made once and shared, read-only.
+  template <class T>
+  static py::array_t<T> read_only(py::array_t<T> a, T value) {
+    std::fill(a.mutable_data(), a.mutable_data() + a.size(), value);
+    a.attr("setflags")(py::arg("write") = false);
+    return a;
+  }
+  static bool any(const std::vector<std::uint8_t>& ended) {
+    return std::any_of(ended.begin(), ended.end(), [](std::uint8_t e) { return e != 0; });
+  }
+
   static bool legal(const Env& e, int action) {
     bool mask[rl::kActions];
     e.write_mask(mask);
@@ -448,16 +463,21 @@ class VecEnv {
     const auto n = static_cast<py::ssize_t>(envs_.size());
     const int actions = envs_.front()->actions();
     py::array_t<bool> mask({n, static_cast<py::ssize_t>(actions)});
-    py::array_t<bool> final_mask(n);
     py::array_t<long long> starts(n);
     for (std::size_t i = 0; i < envs_.size(); ++i) {
       envs_[i]->write_mask(mask.mutable_data() + i * actions);
-      final_mask.mutable_data()[i] = ended[i] != 0;
       starts.mutable_data()[i] = static_cast<long long>(envs_[i]->window_start());
     }
     py::dict info;
     info["action_mask"] = mask;
     info["window_start"] = starts;
+    if (!any(ended)) {
+      info["_final"] = none_ended_;
+      for (const char* name : kMetricNames) info[name] = no_metric_;
+      return info;
+    }
+    py::array_t<bool> final_mask(n);
+    for (std::size_t i = 0; i < envs_.size(); ++i) final_mask.mutable_data()[i] = ended[i] != 0;
     info["_final"] = final_mask;
     for (std::size_t k = 0; k < std::size(kMetricNames); ++k) {
       py::array_t<double> values(n);
@@ -470,6 +490,9 @@ class VecEnv {
 
   std::vector<std::unique_ptr<Env>> envs_;
   ThreadTeam team_;
+  py::array_t<bool> none_ended_;  // all false: terminated, truncated and "_final" when no episode ended
+  py::array_t<double> no_metric_;    // all NaN
+  py::array_t<long long> no_start_;  // all -1
   std::mutex in_use_;    // held while the environments move without the GIL
   bool broken_ = false;  // a step or reset failed part-way
 };

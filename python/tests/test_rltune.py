@@ -100,6 +100,7 @@ def test_vecenv_equals_envs_stepped_in_turn():
     for _ in range(300):
         actions = np.array([int(rng.choice(np.flatnonzero(info["action_mask"][i]))) for i in range(n)])
         obs, rewards, terminated, truncated, info = vec.step(actions)
+        assert not truncated.any() and not truncated.flags.writeable  # shared, so not to be changed
         for i, e in enumerate(singles):
             o, r, t, _, inf = e.step(int(actions[i]))
             assert r == rewards[i] and t == terminated[i]
