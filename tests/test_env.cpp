@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "env_helpers.h"
 #include "helpers.h"
 #include "policy/registry.h"
 #include "rl/env.h"
+#include "rl/observation.h"
 #include "rl/trainer.h"
 #include "rl/policy_net.h"
 #include "workload/generator.h"
@@ -138,6 +142,40 @@ TEST(Env, WithBackfillingFollowingTheBaselineGivesTheSimulatorsSchedule) {
     }
 }
 
+
+// The agent sees the state it picks in: at every pick the observation's jobs and features are those
+// observe() gives for the queue at that moment, though AgentPicker computes the features only when it
+// asks for a pick (random picks under pool blocking and backfilling commit to jobs that wait, so many
+// passes end without one).
+TEST(Env, EachPickSeesTheStateItIsMadeIn) {
+  const Workload s;
+  EnvOptions o;
+  o.window.length = 200;
+  o.profile.backfill = true;
+  o.profile.blocking = policy::Blocking::pool;
+  o.observation.features = FeatureSet::realistic;
+  Env env(s.cluster, s.trace.jobs, o);
+  const auto fcfs = policy::make_priority("fcfs", {});
+  Rng rng(7);
+  env.reset_at(100);
+  int picks = 0;
+  for (bool done = false; !done; ++picks) {
+    const Observation& seen = env.observation();
+    const sim::View view(env.engine());
+    Observation fresh;
+    observe(view, fcfs->order(view), fresh, o.observation);
+    ASSERT_EQ(seen.visible, fresh.visible) << "pick " << picks;
+    ASSERT_EQ(seen.jobs, fresh.jobs) << "pick " << picks;
+    const auto n = static_cast<std::ptrdiff_t>(seen.visible * seen.features);
+    ASSERT_TRUE(std::equal(seen.values.begin(), seen.values.begin() + n, fresh.values.begin())) << "pick " << picks;
+    std::vector<int> legal;
+    for (int k = 0; k < seen.visible; ++k)
+      if (seen.mask[static_cast<std::size_t>(k)]) legal.push_back(k);
+    ASSERT_FALSE(legal.empty());
+    done = env.step(legal[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(legal.size()) - 1))]).done;
+  }
+  EXPECT_GT(picks, 100);  // most of the window's 200 jobs are picked
+}
 
 // A job behind the 128 visible slots may start when every visible job is blocked (pool blocking or
 // backfilling), as the simulator's heuristics and `rl` policy start it, not only once the queue shrinks.
