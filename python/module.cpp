@@ -478,6 +478,7 @@ class VecEnv {
     }
     py::array_t<bool> final_mask(n);
     for (std::size_t i = 0; i < envs_.size(); ++i) final_mask.mutable_data()[i] = ended[i] != 0;
+    final_mask.attr("setflags")(py::arg("write") = false);  // it is terminated too: one array, read-only as when none ended
     info["_final"] = final_mask;
     for (std::size_t k = 0; k < std::size(kMetricNames); ++k) {
       py::array_t<double> values(n);

@@ -110,9 +110,9 @@ class VecEnv(_core._VecEnv):
     ("_final" [n] marks them) their metrics (score, baseline_score, avg_bsld, ...; NaN elsewhere) and
     "final_window_start" (-1 elsewhere). An ended environment has already started its next episode:
     its observation and window_start are that episode's. After a step or reset that raised, call
-    reset() before stepping again. truncated, and at steps where no episode ended also terminated,
-    "_final", the metrics and "final_window_start", are shared read-only arrays (they are the same at
-    most steps): copy one to change it.
+    reset() before stepping again. terminated (the same array as info["_final"]) and truncated are
+    read-only, and at steps where no episode ended so are the metrics and "final_window_start" (those
+    arrays are shared: they are the same at most steps); copy one to change it.
     """
 
     def __init__(self, n, *, threads=2, **env_kwargs):

@@ -106,6 +106,7 @@ def test_vecenv_equals_envs_stepped_in_turn():
             assert r == rewards[i] and t == terminated[i]
             if t:  # the vector environment has started the next episode already
                 ended += 1
+                assert not terminated.flags.writeable and terminated is info["_final"]
                 assert info["_final"][i] and info["avg_bsld"][i] == inf["avg_bsld"]
                 assert info["final_window_start"][i] == inf["window_start"]  # the ended episode's window
                 o, inf = e.reset()
