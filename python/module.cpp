@@ -178,6 +178,7 @@ struct EnvArgs {
   std::string split = "train", baseline = "fcfs", score = "bsld", features = "extended";
   experiment::ProfileSettings profile;  // semantics, placement, blocking, backfill, runtime and their numbers
   bool skip = false, commit = true;
+  std::string illegal_action = "raise";  // or "first_legal"
   std::uint64_t seed = 0;
 };
 
@@ -215,6 +216,7 @@ EnvArgs env_args(const py::kwargs& kwargs) {
     else if (k == "skip") take(value, k, a.skip);
     else if (k == "commit") take(value, k, a.commit);
     else if (k == "seed") take(value, k, a.seed);
+    else if (k == "illegal_action") take(value, k, a.illegal_action);
     else throw py::type_error(fmt::format("Env: unexpected argument '{}'", k));
   }
   check_settings(a.profile, a.profile.placement == "milp");
@@ -226,6 +228,9 @@ class Env {
  public:
   explicit Env(const EnvArgs& a) : cluster_(as_cluster(a.cluster)), trace_(as_trace(cluster_, a.trace, a.generated)), rng_(a.seed),
                                    split_(sim::parse_split(a.split)) {
+    if (a.illegal_action != "raise" && a.illegal_action != "first_legal")
+      throw InputError(fmt::format("illegal_action '{}': must be raise or first_legal", a.illegal_action));
+    first_legal_ = a.illegal_action == "first_legal";
     rl::EnvOptions& o = options_;
     o.window = {.count = 1, .length = a.window_len, .warmup = a.warmup, .train_split = a.train_split};
     check_bounds(o.window, sim::window_settings(), "Env");
@@ -245,6 +250,10 @@ class Env {
   int features() const { return rl::feature_count(options_.observation.features); }
   int actions() const { return options_.skip ? rl::kActions : rl::kSlots; }
   bool done() const { return done_; }
+  // Under illegal_action="first_legal": whether the last step's action was not legal and the first legal
+  // one was taken instead.
+  bool takes_first_legal() const { return first_legal_; }
+  bool replaced() const { return replaced_; }
 
   // Starts an episode: on a window drawn from the split, or at options["start"].
   void reset(std::optional<std::uint64_t> seed, std::optional<std::size_t> start) {
@@ -261,14 +270,19 @@ class Env {
     }
     done_ = false;
     reward_ = 0;
+    replaced_ = false;
   }
 
   // Applies an action; the reward is nonzero only at the end of the episode.
   void step(int action) {
     if (done_) throw InputError("the episode has ended: call reset() first");
     if (action < 0 || action >= actions()) throw InputError(fmt::format("action {}: must be in [0, {})", action, actions()));
-    if (!env_->observation().mask[static_cast<std::size_t>(action)])
-      throw InputError(fmt::format("action {}: not legal now (info['action_mask'] tells which are)", action));
+    const auto& mask = env_->observation().mask;
+    replaced_ = !mask[static_cast<std::size_t>(action)];
+    if (replaced_) {
+      if (!first_legal_) throw InputError(fmt::format("action {}: not legal now (info['action_mask'] tells which are)", action));
+      action = static_cast<int>(std::find(mask.begin(), mask.begin() + actions(), 1) - mask.begin());
+    }
     const rl::Env::Step s = env_->step(action);
     done_ = s.done;
     reward_ = s.reward;
@@ -334,6 +348,8 @@ class Env {
   sim::Split split_;
   bool done_ = true;
   double reward_ = 0;
+  bool first_legal_ = false;  // illegal_action="first_legal"
+  bool replaced_ = false;     // the last step took the first legal action for an illegal one
 };
 
 py::array_t<float> observation_array(const Env& env) {
@@ -358,6 +374,7 @@ py::dict step_info(const Env& env) {
   info["action_mask"] = mask_array(env);
   info["window_start"] = env.window_start();
   info["now"] = env.now();
+  if (env.takes_first_legal()) info["illegal_action"] = env.replaced();
   if (env.done()) {
     const auto values = metric_values(env.metrics());
     for (std::size_t k = 0; k < values.size(); ++k) info[kMetricNames[k]] = values[k];
@@ -378,6 +395,13 @@ class VecEnv {
         no_start_(read_only(py::array_t<long long>(static_cast<py::ssize_t>(envs_.size())), -1LL)) {}
 
   std::size_t size() const { return envs_.size(); }
+  // Which actions are legal now: [n x actions].
+  py::array_t<bool> masks() const {
+    const int actions = envs_.front()->actions();
+    py::array_t<bool> mask({static_cast<py::ssize_t>(envs_.size()), static_cast<py::ssize_t>(actions)});
+    for (std::size_t i = 0; i < envs_.size(); ++i) envs_[i]->write_mask(mask.mutable_data() + i * actions);
+    return mask;
+  }
   const Env& env(std::size_t i) const { return *envs_[i]; }
 
   py::tuple reset(std::optional<std::uint64_t> seed) {
@@ -390,7 +414,8 @@ class VecEnv {
       });
       broken_ = false;
     }
-    return py::make_tuple(observations(), infos(std::vector<std::uint8_t>(envs_.size(), 0), {}));
+    const std::vector<std::uint8_t> none(envs_.size(), 0);
+    return py::make_tuple(observations(), infos(none, {}, none));
   }
 
   py::tuple step(const py::array_t<long long, py::array::c_style | py::array::forcecast>& actions) {
@@ -399,9 +424,10 @@ class VecEnv {
     if (broken_) throw InputError("an earlier step or reset failed part-way: call reset() first");
     const long long* a = actions.data();
     for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
-      if (a[i] < 0 || a[i] >= envs_[i]->actions() || (!envs_[i]->done() && !legal(*envs_[i], static_cast<int>(a[i]))))
+      if (a[i] < 0 || a[i] >= envs_[i]->actions() ||
+          (!envs_[i]->done() && !envs_[i]->takes_first_legal() && !legal(*envs_[i], static_cast<int>(a[i]))))
         throw InputError(fmt::format("actions[{}] = {}: not legal now (info['action_mask'] tells which are)", i, a[i]));
-    std::vector<std::uint8_t> ended(envs_.size(), 0);
+    std::vector<std::uint8_t> ended(envs_.size(), 0), replaced(envs_.size(), 0);
     std::vector<Env::Metrics> finished(envs_.size());
     std::vector<std::size_t> finished_start(envs_.size(), 0);
     py::array_t<double> rewards(static_cast<py::ssize_t>(envs_.size()));
@@ -414,6 +440,7 @@ class VecEnv {
       team_.for_each(envs_.size(), [&](std::size_t i, int) {
         Env& e = *envs_[i];
         e.step(static_cast<int>(a[i]));
+        replaced[i] = e.replaced();
         r[i] = e.reward();
         if (e.done()) {
           ended[i] = 1;
@@ -424,7 +451,7 @@ class VecEnv {
       });
       broken_ = false;
     }
-    py::dict info = infos(ended, finished);
+    py::dict info = infos(ended, finished, replaced);
     if (any(ended)) {
       py::array_t<long long> final_start(static_cast<py::ssize_t>(envs_.size()));
       for (std::size_t i = 0; i < envs_.size(); ++i) final_start.mutable_data()[i] = ended[i] ? static_cast<long long>(finished_start[i]) : -1;
@@ -447,6 +474,11 @@ class VecEnv {
     return std::any_of(ended.begin(), ended.end(), [](std::uint8_t e) { return e != 0; });
   }
 
+  static py::array_t<bool> flags(const std::vector<std::uint8_t>& set) {
+    py::array_t<bool> a(static_cast<py::ssize_t>(set.size()));
+    for (std::size_t i = 0; i < set.size(); ++i) a.mutable_data()[i] = set[i] != 0;
+    return a;
+  }
   static bool legal(const Env& e, int action) {
     bool mask[rl::kActions];
     e.write_mask(mask);
@@ -458,26 +490,23 @@ class VecEnv {
     for (std::size_t i = 0; i < envs_.size(); ++i) envs_[i]->write_observation(obs.mutable_data() + i * rl::kSlots * f);
     return obs;
   }
-  // action_mask [n x actions]; per metric an array with NaN where no episode ended; "_final" marks the ended.
-  py::dict infos(const std::vector<std::uint8_t>& ended, const std::vector<Env::Metrics>& finished) const {
+  // action_mask [n x actions]; per metric an array with NaN where no episode ended; "_final" marks the ended;
+  // under illegal_action="first_legal", "illegal_action" marks the environments whose action was replaced.
+  py::dict infos(const std::vector<std::uint8_t>& ended, const std::vector<Env::Metrics>& finished,
+                 const std::vector<std::uint8_t>& replaced) const {
     const auto n = static_cast<py::ssize_t>(envs_.size());
-    const int actions = envs_.front()->actions();
-    py::array_t<bool> mask({n, static_cast<py::ssize_t>(actions)});
     py::array_t<long long> starts(n);
-    for (std::size_t i = 0; i < envs_.size(); ++i) {
-      envs_[i]->write_mask(mask.mutable_data() + i * actions);
-      starts.mutable_data()[i] = static_cast<long long>(envs_[i]->window_start());
-    }
+    for (std::size_t i = 0; i < envs_.size(); ++i) starts.mutable_data()[i] = static_cast<long long>(envs_[i]->window_start());
     py::dict info;
-    info["action_mask"] = mask;
+    info["action_mask"] = masks();
     info["window_start"] = starts;
+    if (envs_.front()->takes_first_legal()) info["illegal_action"] = any(replaced) ? flags(replaced) : none_ended_;
     if (!any(ended)) {
       info["_final"] = none_ended_;
       for (const char* name : kMetricNames) info[name] = no_metric_;
       return info;
     }
-    py::array_t<bool> final_mask(n);
-    for (std::size_t i = 0; i < envs_.size(); ++i) final_mask.mutable_data()[i] = ended[i] != 0;
+    py::array_t<bool> final_mask = flags(ended);
     final_mask.attr("setflags")(py::arg("write") = false);  // it is terminated too: one array, read-only as when none ended
     info["_final"] = final_mask;
     for (std::size_t k = 0; k < std::size(kMetricNames); ++k) {
@@ -734,6 +763,7 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init([](const py::kwargs& kwargs) { return std::make_unique<Env>(env_args(kwargs)); }))
       .def_property_readonly("features", &Env::features)
       .def_property_readonly("actions", &Env::actions)
+      .def("action_masks", &mask_array, "Which actions are legal now (info['action_mask'] of the last step)")
       .def(
           "reset",
           [](Env& e, std::optional<std::uint64_t> seed, const py::object& options) {
@@ -795,6 +825,7 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::arg("n"), py::arg("threads") = 2)
       .def("__len__", &VecEnv::size)
+      .def("action_masks", &VecEnv::masks, "Which actions are legal now, [n, actions] (info['action_mask'] of the last step)")
       .def_property_readonly("features", [](const VecEnv& v) { return v.env(0).features(); })
       .def_property_readonly("actions", [](const VecEnv& v) { return v.env(0).actions(); })
       .def("reset", &VecEnv::reset, py::kw_only(), py::arg("seed") = py::none())

@@ -70,7 +70,12 @@ class Env(*_EnvBases):
         runtime_options={"predict_last": 3}) their numeric settings.
     skip: the agent may also wait (action SKIP). commit: a pick that cannot start yet is kept
         (False: `--reconsider`). seed: the window draws (reset(seed=...) reseeds).
+    illegal_action: what step() does with an action of the action space that is not legal now:
+        "raise" (ValueError: it catches an agent that ignores the mask) or "first_legal" (it takes the
+        first legal action, the baseline's pick, and info["illegal_action"] says so; for agents that do
+        not mask and for Gymnasium's env checker). An action outside the action space always raises.
     reset(options={"start": N}) starts the episode at job N of the split instead of a drawn window.
+    action_masks() is info["action_mask"] of the last step (the method masked PPO implementations ask for).
     """
 
     metadata = {"render_modes": []}
@@ -79,12 +84,14 @@ class Env(*_EnvBases):
     def __init__(self, cluster="helios", trace=None, *, generated=None, window_len=256, warmup=0, train_split=0.7,
                  split="train", baseline="fcfs", score="bsld", features="extended", semantics="rltune",
                  placement="greedy", blocking="global", backfill=False, runtime="oracle", runtime_model="", milp_model="nodes",
-                 milp=None, multifactor=None, multifactor_favor_small=False, runtime_options=None, skip=False, commit=True, seed=0):
+                 milp=None, multifactor=None, multifactor_favor_small=False, runtime_options=None, skip=False, commit=True, seed=0,
+                 illegal_action="raise"):
         super().__init__(cluster=cluster, trace=trace, generated=generated, window_len=window_len, warmup=warmup,
                          train_split=train_split, split=split, baseline=baseline, score=score, features=features,
                          semantics=semantics, placement=placement, blocking=blocking, backfill=backfill,
                          runtime=runtime, runtime_model=runtime_model, milp_model=milp_model, milp=milp, multifactor=multifactor,
-                         multifactor_favor_small=multifactor_favor_small, runtime_options=runtime_options, skip=skip, commit=commit, seed=seed)
+                         multifactor_favor_small=multifactor_favor_small, runtime_options=runtime_options, skip=skip, commit=commit, seed=seed,
+                         illegal_action=illegal_action)
         self.observation_space, self.action_space = _spaces(self.features, self.actions)
 
     # Written out (not inherited from the native class) so that their signatures can be inspected, as
@@ -112,7 +119,9 @@ class VecEnv(_core._VecEnv):
     its observation and window_start are that episode's. After a step or reset that raised, call
     reset() before stepping again. terminated (the same array as info["_final"]) and truncated are
     read-only, and at steps where no episode ended so are the metrics and "final_window_start" (those
-    arrays are shared: they are the same at most steps); copy one to change it.
+    arrays are shared: they are the same at most steps); copy one to change it. With
+    illegal_action="first_legal", info["illegal_action"] [n] marks the environments whose action was
+    replaced by their first legal one. action_masks() is info["action_mask"] of the last step.
     """
 
     def __init__(self, n, *, threads=2, **env_kwargs):

@@ -117,6 +117,62 @@ def test_vecenv_equals_envs_stepped_in_turn():
     assert ended > 0
 
 
+def test_illegal_actions_take_the_first_legal_one_when_asked():
+    kwargs = dict(generated=SMALL, window_len=48, blocking="pool", backfill=True, seed=4)
+    lenient = rltune.Env(illegal_action="first_legal", **kwargs)
+    strict = rltune.Env(**kwargs)
+    last = rltune.SLOTS - 1
+    for seed in (1, 2):
+        obs_l, info_l = lenient.reset(seed=seed)
+        obs_s, info_s = strict.reset(seed=seed)
+        assert info_l["illegal_action"] is False and "illegal_action" not in info_s
+        replaced = 0
+        while True:
+            assert np.array_equal(lenient.action_masks(), info_l["action_mask"])
+            illegal = not info_l["action_mask"][last]
+            obs_l, r_l, t_l, _, info_l = lenient.step(last)  # mostly an empty slot
+            obs_s, r_s, t_s, _, info_s = strict.step(last if not illegal else first_legal(info_s))
+            assert info_l["illegal_action"] is illegal
+            replaced += illegal
+            assert np.array_equal(obs_l, obs_s) and r_l == r_s and t_l == t_s
+            if t_l:
+                break
+        assert replaced > 0 and info_l["avg_bsld"] == info_s["avg_bsld"]
+    # Outside the action space it still raises, as does an unknown choice.
+    lenient.reset()
+    with pytest.raises(ValueError, match="must be in"):
+        lenient.step(rltune.SLOTS)
+    with pytest.raises(ValueError, match="raise or first_legal"):
+        rltune.Env(illegal_action="ignore", **kwargs)
+    # VecEnv: per environment, marked in info["illegal_action"].
+    vec = rltune.VecEnv(2, illegal_action="first_legal", **kwargs)
+    obs, info = vec.reset()
+    assert not info["illegal_action"].any()
+    assert np.array_equal(vec.action_masks(), info["action_mask"])
+    legal = first_legal({"action_mask": info["action_mask"][1]})
+    obs, rewards, terminated, truncated, info = vec.step(np.array([last, legal]))
+    assert list(info["illegal_action"]) == [True, False]
+    strict_vec = rltune.VecEnv(2, **kwargs)
+    strict_vec.reset()
+    with pytest.raises(ValueError, match="not legal"):
+        strict_vec.step(np.array([last, legal]))
+
+
+def test_gymnasium_checker_and_registration():
+    gym = pytest.importorskip("gymnasium")  # not a Debian 12 package: runs where it is installed
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make("rltune/Scheduling-v0", generated=SMALL, window_len=32, illegal_action="first_legal")
+    assert isinstance(env.unwrapped, rltune.Env)
+    assert env.observation_space == gym.spaces.Box(0.0, 1.0, shape=(rltune.SLOTS, 10), dtype=np.float32)
+    assert env.action_space == gym.spaces.Discrete(rltune.SLOTS)
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, info = env.reset(seed=1)
+    assert env.observation_space.contains(obs)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample(mask=info["action_mask"].astype(np.int8)))
+    assert info["illegal_action"] is False
+
+
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
