@@ -485,18 +485,20 @@ TEST(ExperimentConfig, EachChoiceIsOneSettingInYamlAndTheCli) {
   // A value other than the default for each record: a new record fails here until it has one.
   const std::map<std::string, std::string> values{{"semantics", "helios"}, {"placement", "balance"}, {"milp.model", "ways"},
                                                   {"blocking", "pool"},     {"backfill", "true"},     {"runtime", "predicted"},
-                                                  {"multifactor.favor_small", "true"}, {"runtime_model", "/models/runtime-model.json"}};
+                                                  {"multifactor.favor_small", "true"}, {"runtime_model", "/models/runtime-model.json"},
+                                                  {"backfill_limits", "true"}};
   ASSERT_EQ(values.size(), experiment::choice_settings().size());
   const auto described = [](const policy::ProfileOptions& p, const sim::EngineOptions& e) {
     return fmt::format("{} {} {} {} {} {} {} {}", p.name(), p.semantics, p.placement, policy::to_string(p.blocking), p.backfill,
                        p.milp.model, p.milp.alpha, p.priority_options.multifactor.favor_small) +
-           " " + sim::to_string(e.runtime) + " " + e.runtime_model_file;
+           " " + sim::to_string(e.runtime) + " " + e.runtime_model_file + " " + (e.backfill_on_limits ? "limits" : "estimates");
   };
   const auto yaml = [](const std::string& key, const std::string& value) {
     const auto dot = key.find('.');
     std::string setting = dot == std::string::npos ? fmt::format("{}: {}", key, value)
                                                    : fmt::format("{}: {{{}: {}}}", key.substr(0, dot), key.substr(dot + 1), value);
     if (key == "runtime_model") setting += ", runtime: predicted:learned";  // it applies only there
+    if (key == "backfill_limits") setting += ", backfill: true";            // it plans backfilling
     return fmt::format("defaults: {{{}}}\npolicies: [multifactor]\nworkloads: [{{cluster: helios, trace: {{generate: {{}}}}}}]\n", setting);
   };
   for (const experiment::ChoiceSetting& c : experiment::choice_settings()) {
@@ -505,6 +507,7 @@ TEST(ExperimentConfig, EachChoiceIsOneSettingInYamlAndTheCli) {
     const std::string value = values.at(c.key);
     experiment::ProfileSettings settings;
     if (std::string_view(c.key) == "runtime_model") settings.runtime = "predicted:learned";
+    if (std::string_view(c.key) == "backfill_limits") settings.backfill = true;
     std::visit([&](auto field) {
       if constexpr (std::is_same_v<decltype(field), bool experiment::ProfileSettings::*>) settings.*field = value == "true";
       else settings.*field = value;

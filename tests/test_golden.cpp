@@ -52,6 +52,38 @@ TEST(Golden, BackfillTrustsEstimatesNotTheTruth) {
   expect_schedule(out, {{"a", 0, 100}, {"b", 100, 150}, {"c", 150, 170}});
 }
 
+// Backfilling planned with time limits (--backfill-limits), as Slurm's backfill plans, while the
+// estimates (here oracle) stay what the priorities see. On kTwoNodes:
+//   a: t=0,  100 s, 4 GPUs, limit 300 -> p-0 at once.
+//   b: t=0,   50 s, 8 GPUs, limit  60 -> blocked. Reserved by plan: at a's end by estimate (100) or by
+//                                        limit (300).
+//   c: t=10, 150 s, 2 GPUs, limit 250 -> by estimate it would end at 160 > 100: it waits for b (150) and
+//                                        ends at 300. By limit it ends by 260 <= 300: it backfills at 10,
+//                                        and b starts when c has freed p-1 (160), within its reservation.
+std::vector<trace::JobSpec> limits_trace() {
+  return {job("a", 0, 100, 4, "", 300), job("b", 0, 50, 8, "", 60), job("c", 10, 150, 2, "", 250)};
+}
+
+TEST(Golden, BackfillPlansWithTimeLimitsWhenAsked) {
+  const auto backfill = testing::profile("fcfs", Blocking::global, true);
+  const auto by_estimate = testing::simulate(testing::cluster_from(kTwoNodes), limits_trace(), backfill);
+  expect_schedule(by_estimate, {{"a", 0, 100, "p-0:4"}, {"b", 100, 150}, {"c", 150, 300}});
+  const auto by_limit = testing::simulate(testing::cluster_from(kTwoNodes), limits_trace(), backfill, {.backfill_on_limits = true});
+  expect_schedule(by_limit, {{"a", 0, 100, "p-0:4"}, {"b", 160, 210}, {"c", 10, 160, "p-1:2"}});
+  EXPECT_EQ(by_limit["c"].estimate, 150);  // what schedulers see stays the estimate
+}
+
+// Only backfilling's plans change: the priorities still order by estimates. One node of 4 GPUs; a holds
+// it until 50; x (10 s, limit 1000) and y (100 s, limit 200) wait for all of it. SJF by estimates
+// serves x first, by limits (--runtime requested) y.
+TEST(Golden, TimeLimitPlansLeaveThePrioritiesToTheEstimates) {
+  const auto cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n");
+  const std::vector<trace::JobSpec> jobs = {job("a", 0, 50, 4, "", 60), job("x", 1, 10, 4, "", 1000), job("y", 2, 100, 4, "", 200)};
+  const auto sjf = testing::profile("sjf", Blocking::global, true);
+  expect_schedule(testing::simulate(cluster, jobs, sjf, {.backfill_on_limits = true}), {{"x", 50, 60}, {"y", 60, 160}});
+  expect_schedule(testing::simulate(cluster, jobs, sjf, {.runtime = sim::RuntimeKnowledge::requested}), {{"y", 50, 150}, {"x", 150, 160}});
+}
+
 // Two pools of 1 node x 4 GPUs, by VC.
 //   a: t=0, 100 s, 4 GPUs, vc A -> pool A at once.
 //   b: t=0,  10 s, 4 GPUs, vc A -> blocked behind a.

@@ -230,6 +230,12 @@ TEST(PolicyFile, RegimeFromTheRunConfigAndAWarningWhenRunUnderOtherRules) {
   EXPECT_TRUE(parse_regime(config)->reference);
   config.erase("semantics");
   EXPECT_EQ(regime_differences(published, *model.regime), std::vector<std::string>{"rltune's semantics (trained under --semantics reference)"});
+  config["backfill_limits"] = true;
+  const Regime on_limits = *parse_regime(config);
+  EXPECT_TRUE(on_limits.backfill_limits && !model.regime->backfill_limits);
+  config.erase("backfill_limits");
+  EXPECT_EQ(regime_differences(on_limits, *model.regime), std::vector<std::string>{"backfill planned with estimates (trained: with time limits)"});
+  EXPECT_EQ(regime_differences(*model.regime, on_limits), std::vector<std::string>{"backfill planned with time limits (trained: with estimates)"});
   EXPECT_FALSE(parse_regime({{"command", "simulate"}, {"blocking", "pool"}}));  // not a training run's config
   write_file(dir.path + "/config.json", R"({"command": "train", "blocking": "sideways"})");
   EXPECT_THROW(load_policy(dir.path), InputError);

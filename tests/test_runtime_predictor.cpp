@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "experiment/config.h"
+#include "experiment/profile_settings.h"
 #include "env_helpers.h"
 #include "helpers.h"
 #include "rl/env.h"
@@ -222,6 +223,44 @@ TEST(PredictedRuntimes, NamesAndBounds) {
     EXPECT_NE(std::string(e.what()).find("applies only to runtime predicted"), std::string::npos) << e.what();
   }
   EXPECT_EQ(parse("{name: x, priority: fcfs, runtime: predicted, predict_last: 3}").workloads[0].policies[0].engine.predict_last, 3);
+}
+
+// --backfill-limits plans backfilling: without backfilling it is an error, on the command line as in an
+// experiment; a run's config.json records it when it is set.
+TEST(BackfillLimits, NeedBackfillingAndAreRecorded) {
+  policy::register_builtins();
+  experiment::ProfileSettings s;
+  s.backfill_limits = true;
+  try {
+    (void)s.engine();
+    ADD_FAILURE() << "--backfill-limits without --backfill was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs --backfill"), std::string::npos) << e.what();
+  }
+  s.backfill = true;
+  EXPECT_TRUE(s.engine().backfill_on_limits);
+  experiment::Json config;
+  s.describe(config, s.profile("fcfs"));
+  EXPECT_EQ(config.value("backfill_limits", false), true);
+  s.backfill_limits = false;
+  EXPECT_FALSE(s.engine().backfill_on_limits);
+  experiment::Json plain;
+  s.describe(plain, s.profile("fcfs"));
+  EXPECT_FALSE(plain.contains("backfill_limits"));  // configs written before it existed stay as they were
+
+  const auto parse = [](const std::string& entry) {
+    policy::register_builtins();
+    return experiment::parse_config("policies: [" + entry + "]\nworkloads: [{cluster: helios, trace: {generate: {jobs: 300}}}]\n",
+                                    "/tmp/x.yaml");
+  };
+  try {
+    parse("{name: x, priority: fcfs, backfill_limits: true}");
+    ADD_FAILURE() << "backfill_limits without backfill was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs backfill: true"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(parse("{name: x, priority: fcfs, backfill: true, backfill_limits: true}").workloads[0].policies[0].engine.backfill_on_limits);
+  EXPECT_FALSE(parse("{name: x, priority: fcfs, backfill: true}").workloads[0].policies[0].engine.backfill_on_limits);
 }
 
 // The realistic regime in the environment: an agent that follows the baseline reproduces it (reward 0)

@@ -64,8 +64,8 @@ class Env(*_EnvBases):
     baseline, score, features: the heuristic the reward compares against (it also orders the
         observed queue), the score (bsld, wait, jct, sld, util) and the feature set (paper,
         extended, ranked, realistic), as `rltune train`.
-    semantics, placement, blocking, backfill, runtime, runtime_model, milp_model, multifactor_favor_small:
-        how jobs start, as `rltune simulate` (--runtime-model, --milp-model, --mf-favor-small); milp, multifactor and
+    semantics, placement, blocking, backfill, backfill_limits, runtime, runtime_model, milp_model, multifactor_favor_small:
+        how jobs start, as `rltune simulate` (--backfill-limits, --runtime-model, --milp-model, --mf-favor-small); milp, multifactor and
         runtime_options (dicts keyed as in experiment YAML, e.g. milp={"extra_nodes": 2},
         runtime_options={"predict_last": 3}) their numeric settings.
     skip: the agent may also wait (action SKIP). commit: a pick that cannot start yet is kept
@@ -83,12 +83,12 @@ class Env(*_EnvBases):
 
     def __init__(self, cluster="helios", trace=None, *, generated=None, window_len=256, warmup=0, train_split=0.7,
                  split="train", baseline="fcfs", score="bsld", features="extended", semantics="rltune",
-                 placement="greedy", blocking="global", backfill=False, runtime="oracle", runtime_model="", milp_model="nodes",
+                 placement="greedy", blocking="global", backfill=False, backfill_limits=False, runtime="oracle", runtime_model="", milp_model="nodes",
                  milp=None, multifactor=None, multifactor_favor_small=False, runtime_options=None, skip=False, commit=True, seed=0,
                  illegal_action="raise"):
         super().__init__(cluster=cluster, trace=trace, generated=generated, window_len=window_len, warmup=warmup,
                          train_split=train_split, split=split, baseline=baseline, score=score, features=features,
-                         semantics=semantics, placement=placement, blocking=blocking, backfill=backfill,
+                         semantics=semantics, placement=placement, blocking=blocking, backfill=backfill, backfill_limits=backfill_limits,
                          runtime=runtime, runtime_model=runtime_model, milp_model=milp_model, milp=milp, multifactor=multifactor,
                          multifactor_favor_small=multifactor_favor_small, runtime_options=runtime_options, skip=skip, commit=commit, seed=seed,
                          illegal_action=illegal_action)

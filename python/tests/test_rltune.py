@@ -401,6 +401,19 @@ def test_every_choice_reaches_the_run_as_the_cli_flag_does(tmp_path):
         rltune.Env(generated=SMALL, window_len=32, milp_model="magic")
 
 
+def test_backfill_planned_with_time_limits_as_from_the_cli(tmp_path):
+    args = ["--cluster", "helios", "--like", "helios-users", "--sample-jobs", "1500", "--sample-load", "1.0", "--policy", "sjf",
+            "--blocking", "pool", "--backfill", "--runtime", "predicted", "--backfill-limits"]
+    subprocess.run([RLTUNE, "simulate", *args, "--out", str(tmp_path)], check=True, capture_output=True)
+    cli = [int(row["start_time"]) for row in read_csv(tmp_path / "jobs.csv")]
+    kwargs = dict(generated={"like": "helios-users", "jobs": 1500, "load": 1.0}, policies="sjf", blocking="pool", backfill=True,
+                  runtime="predicted")
+    runs = {flag: list(rltune.simulate("helios", backfill_limits=flag, **kwargs)["sjf+backfill"]["jobs"]["start_time"]) for flag in (True, False)}
+    assert runs[True] == cli and runs[False] != cli
+    with pytest.raises(ValueError, match="needs --backfill"):
+        rltune.Env(generated=SMALL, window_len=32, backfill_limits=True)
+
+
 def test_learned_runtimes_from_python_as_from_the_cli(tmp_path):
     # runtime="predicted:learned" fits the model on the training split as the CLI does, and
     # runtime_model names a fitted file (train writes one beside its model: runtime-model.json).

@@ -91,7 +91,7 @@ struct Parser {
   // One of choice_settings(), text or true/false, into `p` and `engine`.
   void choice(const YAML::Node& v, const std::string& at, const ChoiceSetting& c, policy::ProfileOptions& p,
               sim::EngineOptions& engine) const {
-    if (c.is_switch()) c.apply_switch(p, boolean(v, at));
+    if (c.is_switch()) c.apply_switch(p, engine, boolean(v, at));
     else c.apply_text(p, engine, check.text(v, at));
   }
   void milp(const YAML::Node& map, const std::string& key, policy::ProfileOptions& p) const {
@@ -141,6 +141,8 @@ struct Parser {
                    fmt::format("applies only to runtime predicted:learned (runtime is {})", sim::to_string(s.engine.runtime)));
     }
     if (priority.empty()) check.fail(node, key, "names no policy");
+    if (s.engine.backfill_on_limits && !s.profile.backfill)
+      check.fail(node, key, "backfill_limits plans backfilling: it needs backfill: true");
     // The model path is relative to the config file, like every other path. The label names the model
     // by its folder (or file) name, so outputs do not depend on where the config lives.
     std::string shown = priority;

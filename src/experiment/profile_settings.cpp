@@ -62,7 +62,11 @@ std::span<const ChoiceSetting> choice_settings() {
       {"--blocking", "blocking", "global: a blocked job stops every start; pool: only in its pools", &ProfileSettings::blocking,
        [](P& p, E&, const std::string& v) { p.blocking = policy::parse_blocking(v); }, nullptr},
       {"--backfill", "backfill", "EASY backfilling behind blocked jobs (by runtime estimates)", &ProfileSettings::backfill, nullptr,
-       [](P& p, bool v) { p.backfill = v; }},
+       [](P& p, E&, bool v) { p.backfill = v; }},
+      {"--backfill-limits", "backfill_limits",
+       "backfill: plan with the jobs' time limits, as Slurm's backfill does, whatever --runtime estimates for the priorities "
+       "(a job without a time limit is planned with its estimate)",
+       &ProfileSettings::backfill_limits, nullptr, [](P&, E& e, bool v) { e.backfill_on_limits = v; }},
       {"--runtime", "runtime",
        "Runtime estimates: oracle (true duration), requested (the trace's time limits), predicted (= predicted:history, the "
        "mean of the user's last finished jobs) or predicted:learned (boosted trees over that history: --runtime-model)",
@@ -72,7 +76,7 @@ std::span<const ChoiceSetting> choice_settings() {
        "training split",
        &ProfileSettings::runtime_model, [](P&, E& e, const std::string& v) { e.runtime_model_file = v; }, nullptr, "FILE"},
       {"--mf-favor-small", "multifactor.favor_small", "multifactor: Slurm PriorityFavorSmall=YES", &ProfileSettings::favor_small,
-       nullptr, [](P& p, bool v) { p.priority_options.multifactor.favor_small = v; }},
+       nullptr, [](P& p, E&, bool v) { p.priority_options.multifactor.favor_small = v; }},
   };
   return choices;
 }
@@ -112,7 +116,7 @@ policy::ProfileOptions ProfileSettings::profile(const std::string& spec) const {
   sim::EngineOptions e;
   for (const ChoiceSetting& c : choice_settings())
     std::visit([&](auto field) {
-      if constexpr (std::is_same_v<decltype(field), bool ProfileSettings::*>) c.apply_switch(p, this->*field);
+      if constexpr (std::is_same_v<decltype(field), bool ProfileSettings::*>) c.apply_switch(p, e, this->*field);
       else c.apply_text(p, e, this->*field);
     }, c.field);
   // The MILP weights and the multifactor numbers given, over the model's and the policy's defaults.
@@ -139,6 +143,8 @@ sim::EngineOptions ProfileSettings::engine() const {
   sim::EngineOptions e;
   e.runtime = sim::parse_runtime_knowledge(runtime);
   e.runtime_model_file = runtime_model;
+  e.backfill_on_limits = backfill_limits;
+  if (backfill_limits && !backfill) throw InputError("--backfill-limits plans backfilling: it needs --backfill");
   apply_settings(sim::engine_settings(), engine_values, e);
   if (!runtime_model.empty() && e.runtime != sim::RuntimeKnowledge::learned)
     throw InputError(fmt::format("runtime model {}: applies only to runtime predicted:learned (runtime is {})", runtime_model, runtime));
@@ -150,6 +156,7 @@ void ProfileSettings::describe(Json& config, const policy::ProfileOptions& p) co
   config["placement"] = p.placement;
   config["blocking"] = policy::to_string(p.blocking);
   config["backfill"] = p.backfill;
+  if (backfill_limits) config["backfill_limits"] = true;
   config["runtime"] = runtime;
   if (!runtime_model.empty()) config["runtime_model"] = runtime_model;
   if (const sim::EngineOptions e = engine(); sim::is_predicted(e.runtime))

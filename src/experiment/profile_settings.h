@@ -29,7 +29,7 @@ struct ChoiceSetting {
   std::variant<std::string ProfileSettings::*, bool ProfileSettings::*> field;
   // Sets the choice in `p` and `e`: InputError naming the known values for an unknown one.
   void (*apply_text)(policy::ProfileOptions& p, sim::EngineOptions& e, const std::string& value);
-  void (*apply_switch)(policy::ProfileOptions& p, bool value);
+  void (*apply_switch)(policy::ProfileOptions& p, sim::EngineOptions& e, bool value);
   const char* value_name = "NAME";  // what the flag takes, for --help
 
   bool is_switch() const { return field.index() == 1; }
@@ -48,6 +48,7 @@ struct ProfileSettings {
   std::string runtime = "oracle";
   std::string runtime_model;  // predicted:learned: a model file; "" = fit one on the trace
   bool backfill = false;
+  bool backfill_limits = false;  // backfilling plans with time limits (EngineOptions::backfill_on_limits)
   std::vector<std::optional<double>> multifactor_values;  // per policy::multifactor_settings(); unset = default
   bool favor_small = false;
   std::string milp_model = "nodes";

@@ -13,10 +13,10 @@ namespace rltune::policy {
 Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement, bool as_written) {
   // The pool's running jobs are released in order of expected end until the job fits; that end is the
   // answer (releases only add room, so how jobs that end together are ordered cannot change it). The
-  // engine keeps them ordered by start + estimate, which is the expected end of every job that ends
+  // engine keeps them ordered by start + plan, which is the expected end of every job that ends
   // after now; the few at or before now (overdue, or started now with no estimate) are re-ordered by
   // their expected end and merged in. So a probe costs the releases it makes, not the pool's running jobs.
-  const std::span<const sim::RunningEnd> by_end = view.running_by_estimated_end(pool);
+  const std::span<const sim::RunningEnd> by_end = view.running_by_planned_end(pool);
   const Seconds now = view.now();
   std::size_t next_on_time = 0;
   std::vector<sim::RunningEnd> due;
@@ -66,7 +66,7 @@ void DecisionPass::open_pools(const sim::JobView& job) {
 }
 
 void DecisionPass::backfill_pools(const sim::JobView& job) {
-  const Seconds end = engine_->now() + job.estimate();
+  const Seconds end = engine_->now() + job.plan();
   pools_.clear();
   for (const PoolId p : job.eligible())
     if (blocked_[p] && (reservation_[p] == kForever || end <= reservation_[p])) pools_.push_back(p);
@@ -111,7 +111,7 @@ bool DecisionPass::try_start(JobIndex j) {
 
 bool DecisionPass::may_offer(JobIndex j) const {
   const sim::JobView job = view().job(j);
-  const Seconds end = engine_->now() + job.estimate();
+  const Seconds end = engine_->now() + job.plan();
   bool backfill_pool = false;
   for (const PoolId p : job.eligible()) {
     if (!blocked_[p]) return true;
@@ -131,7 +131,7 @@ bool DecisionPass::futile(JobIndex j) const {
   if (blocked_count_ == 0) return false;
   const bool all = blocked_count_ == blocked_.size();
   if (all && !backfill_) return true;
-  const Seconds end = engine_->now() + job.estimate;
+  const Seconds end = engine_->now() + job.plan;
   if (all && (end > bounds().latest_reservation || job.gpus > bounds().most_free)) return true;  // cheap, often enough
   // Futile when every pool it may use is blocked and, with backfilling, none would take it now: a
   // pool whose reservation it would delay, or without its GPUs free.
@@ -171,7 +171,7 @@ DecisionPass::Bounds DecisionPass::bounds_over(std::span<const PoolId> pools) co
     return false;
   };
   b.backfill_possible = false;
-  for (const auto& [gpus, shortest] : engine_->shortest_queued_estimates()) {
+  for (const auto& [gpus, shortest] : engine_->shortest_queued_plans()) {
     if (gpus > b.most_free) break;
     if (engine_->now() + shortest <= b.latest_reservation && could_hold(gpus)) {
       b.backfill_possible = true;
@@ -240,7 +240,7 @@ void PublishedBackfill::round(DecisionPass& pass, JobIndex head, const std::func
       skip = false;
       continue;
     }
-    if (view.now() + view.job(j).estimate() < shadow_ && pass.try_start(j)) skip = cluster.reference_backfill_skips_after_start;
+    if (view.now() + view.job(j).plan() < shadow_ && pass.try_start(j)) skip = cluster.reference_backfill_skips_after_start;
   }
 }
 

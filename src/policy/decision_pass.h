@@ -8,11 +8,12 @@
 // An offer of job J:
 //  1. if J fits now in one of its pools that no earlier offer blocked, it starts there;
 //  2. else, with backfilling, it starts in a blocked pool if it fits now and that pool has no
-//     reservation or J's estimated end is no later than the reservation (EASY: it cannot delay the
-//     reserved job);
+//     reservation or J's planned end is no later than the reservation (EASY: it cannot delay the
+//     reserved job). Plans are the runtime estimates, or the time limits under --backfill-limits
+//     (SimJob::plan);
 //  3. else J blocks: with global blocking every pool, with pool blocking the pools J may use that were
 //     still open. With backfilling, J gets a reservation at the earliest time it can start (the shadow
-//     time, from running jobs' estimated ends, in its best open pool). Under global blocking that
+//     time, from running jobs' planned ends, in its best open pool). Under global blocking that
 //     reservation binds every pool, as in the reference; under pool blocking, only that pool.
 //  A job whose pools were all blocked already (and that cannot backfill) blocks nothing more.
 #include <algorithm>
@@ -45,9 +46,9 @@ enum class Outcome {
   not_now,  // it cannot start now and closed nothing: an earlier offer had closed all its pools
 };
 
-// Earliest time (by estimates) at which `job` fits in `pool`, releasing the pool's running jobs in order
-// of estimated end (EASY's shadow time); kForever if it never fits. A job at or past its estimated end is
-// expected when view.expected_end() says, unless `as_written`: then at start + estimate, as the published
+// Earliest time (by plans) at which `job` fits in `pool`, releasing the pool's running jobs in order
+// of planned end (EASY's shadow time); kForever if it never fits. A job at or past its planned end is
+// expected when view.expected_end() says, unless `as_written`: then at start + plan, as the published
 // loop reads it (one event at a time, a job due now may not have ended yet).
 Seconds shadow_time(const sim::View& view, JobIndex job, PoolId pool, const PlacementPolicy& placement, bool as_written = false);
 

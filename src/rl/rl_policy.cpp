@@ -70,7 +70,8 @@ class ModelRanker {
 
   void begin_run(const policy::DecisionPass& pass, const sim::Engine& engine) {
     if (model_.regime)
-      warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime, options_.serves_heads});
+      warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime, options_.serves_heads,
+                                            engine.options().backfill_on_limits});
     rng_ = Rng(sample_seed_.value_or(0));
   }
   void rank(const Observation& obs, std::span<float> out) {

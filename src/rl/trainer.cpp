@@ -139,6 +139,7 @@ std::optional<Regime> parse_regime(const nlohmann::json& config) {
   r.backfill = config.at("backfill").get<bool>();
   r.runtime = sim::parse_runtime_knowledge(config.at("runtime").get<std::string>());
   r.reference = config.value("semantics", "rltune") == "reference";  // recorded only when not rltune's
+  r.backfill_limits = config.value("backfill_limits", false);          // recorded only when set
   return r;
 }
 
@@ -150,6 +151,9 @@ std::vector<std::string> regime_differences(const Regime& trained, const Regime&
   if (run.backfill != trained.backfill) out.push_back(fmt::format("{} (trained: {})", backfill(run.backfill), backfill(trained.backfill)));
   if (run.runtime != trained.runtime)
     out.push_back(fmt::format("{} runtimes (trained: {})", sim::to_string(run.runtime), sim::to_string(trained.runtime)));
+  if (run.backfill && trained.backfill && run.backfill_limits != trained.backfill_limits)
+    out.push_back(run.backfill_limits ? "backfill planned with time limits (trained: with estimates)"
+                                      : "backfill planned with estimates (trained: with time limits)");
   if (run.reference != trained.reference)
     out.push_back(run.reference ? "--semantics reference (trained under rltune's)" : "rltune's semantics (trained under --semantics reference)");
   return out;

@@ -60,7 +60,7 @@ void Engine::finish(JobIndex j) {
   running_.erase(std::find(running_.begin(), running_.end(), j));
   if (backfill_indexes_) {
     auto& ends = running_by_end_[job.placement.pool];
-    ends.erase(std::lower_bound(ends.begin(), ends.end(), RunningEnd{job.start + job.estimate, j}));
+    ends.erase(std::lower_bound(ends.begin(), ends.end(), RunningEnd{job.start + job.plan, j}));
   }
   job.state = JobState::completed;
   ++ended_;
@@ -83,7 +83,7 @@ void Engine::drop(JobIndex j) {
   job.reason += fmt::format(" (dropped at t={}: it led the queue and nothing was running, as in the published loop)", now_);
   queue_.erase(std::find(queue_.begin(), queue_.end(), j));
   briefs_[j].queued = false;
-  if (backfill_indexes_) --estimate_heap(job.spec->gpus).queued;
+  if (backfill_indexes_) --plan_heap(job.spec->gpus).queued;
   ++ended_;
   for (auto* o : observers_) o->on_reject(now_, j);
 }
@@ -101,7 +101,7 @@ void Engine::arrive(JobIndex j) {
   queue_.push_back(j);
   predict(job);
   const bool one_pool = job.eligible.size() == 1 && job.eligible.front() <= std::numeric_limits<std::int16_t>::max();
-  briefs_[j] = {job.estimate, job.spec->gpus, true, static_cast<std::int16_t>(one_pool ? job.eligible.front() : -1)};
+  briefs_[j] = {job.plan, job.spec->gpus, true, static_cast<std::int16_t>(one_pool ? job.eligible.front() : -1)};
   if (backfill_indexes_) index_queued(j);
 }
 
@@ -114,40 +114,42 @@ void Engine::keep_backfill_indexes() {
 }
 
 void Engine::index_queued(JobIndex j) {
-  EstimateHeap& shape = estimate_heap(briefs_[j].gpus);
+  PlanHeap& shape = plan_heap(briefs_[j].gpus);
   ++shape.queued;
   if (shape.heap.size() > 2 * shape.queued + 16) {
     std::erase_if(shape.heap, [&](const auto& e) { return !briefs_[e.second].queued; });
     std::make_heap(shape.heap.begin(), shape.heap.end(), std::greater<>());
   }
-  shape.heap.emplace_back(briefs_[j].estimate, j);
+  shape.heap.emplace_back(briefs_[j].plan, j);
   std::push_heap(shape.heap.begin(), shape.heap.end(), std::greater<>());
 }
 
 void Engine::index_running(JobIndex j) {
   const SimJob& job = jobs_[j];
   auto& ends = running_by_end_[job.placement.pool];
-  const RunningEnd entry{job.start + job.estimate, j};
+  const RunningEnd entry{job.start + job.plan, j};
   ends.insert(std::upper_bound(ends.begin(), ends.end(), entry), entry);
 }
 
-std::span<const RunningEnd> Engine::running_by_estimated_end(PoolId pool) const {
-  RLTUNE_CHECK(backfill_indexes_, "running_by_estimated_end() needs keep_backfill_indexes()");
+std::span<const RunningEnd> Engine::running_by_planned_end(PoolId pool) const {
+  RLTUNE_CHECK(backfill_indexes_, "running_by_planned_end() needs keep_backfill_indexes()");
   return running_by_end_[pool];
 }
 
 void Engine::predict(SimJob& job) {
   if (doubt_) job.estimate_doubt = doubt_->of(*job.spec);
-  if (!predictor_ && !learned_) return;
-  const HistoryPredictor::Estimate e = predictor_ ? predictor_->predict(*job.spec) : learned_->predict(*job.spec);
-  job.estimate = e.seconds;
-  job.estimate_source = e.source;
+  if (predictor_ || learned_) {
+    const HistoryPredictor::Estimate e = predictor_ ? predictor_->predict(*job.spec) : learned_->predict(*job.spec);
+    job.estimate = e.seconds;
+    job.estimate_source = e.source;
+  }
+  job.plan = options_.backfill_on_limits && job.spec->requested_time > 0 ? job.spec->requested_time : job.estimate;
 }
 
-std::span<const Engine::ShortestEstimate> Engine::shortest_queued_estimates() const {
-  RLTUNE_CHECK(backfill_indexes_, "shortest_queued_estimates() needs keep_backfill_indexes()");
+std::span<const Engine::ShortestPlan> Engine::shortest_queued_plans() const {
+  RLTUNE_CHECK(backfill_indexes_, "shortest_queued_plans() needs keep_backfill_indexes()");
   shortest_.clear();
-  for (EstimateHeap& shape : estimate_heaps_) {
+  for (PlanHeap& shape : plan_heaps_) {
     auto& heap = shape.heap;
     while (!heap.empty() && !briefs_[heap.front().second].queued) {
       std::pop_heap(heap.begin(), heap.end(), std::greater<>());
@@ -158,9 +160,9 @@ std::span<const Engine::ShortestEstimate> Engine::shortest_queued_estimates() co
   return shortest_;
 }
 
-Engine::EstimateHeap& Engine::estimate_heap(int gpus) {
-  auto at = std::lower_bound(estimate_heaps_.begin(), estimate_heaps_.end(), gpus, [](const EstimateHeap& h, int g) { return h.gpus < g; });
-  if (at == estimate_heaps_.end() || at->gpus != gpus) at = estimate_heaps_.insert(at, {gpus, 0, {}});
+Engine::PlanHeap& Engine::plan_heap(int gpus) {
+  auto at = std::lower_bound(plan_heaps_.begin(), plan_heaps_.end(), gpus, [](const PlanHeap& h, int g) { return h.gpus < g; });
+  if (at == plan_heaps_.end() || at->gpus != gpus) at = plan_heaps_.insert(at, {gpus, 0, {}});
   return *at;
 }
 
@@ -242,7 +244,7 @@ StartOutcome Engine::start(JobIndex j, const cluster::Placement& placement) {
   job.end = now_ + job.spec->duration;
   queue_.erase(std::find(queue_.begin(), queue_.end(), j));
   briefs_[j].queued = false;
-  if (backfill_indexes_) --estimate_heap(job.spec->gpus).queued;
+  if (backfill_indexes_) --plan_heap(job.spec->gpus).queued;
   add_running(j);
   completions_.push({job.end, published_loop_ ? starts_++ : j, j});
   for (auto* o : observers_) o->on_start(now_, j);

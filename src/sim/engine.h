@@ -48,6 +48,9 @@ inline const char* to_string(JobState value) { return kJobStateNames.name(value)
 struct SimJob {
   const trace::JobSpec* spec = nullptr;
   Seconds estimate = 0;           // runtime estimate seen by schedulers (never the truth unless oracle)
+  // The runtime backfilling plans with (reservations, expected ends): the estimate, or under
+  // EngineOptions::backfill_on_limits the job's time limit where it has one.
+  Seconds plan = 0;
   EstimateSource estimate_source = EstimateSource::none;  // under RuntimeKnowledge::predicted
   // Unless oracle: the user's EstimateDoubt when the job arrived (EstimateDoubt::kUnknown before any).
   float estimate_doubt = 0;
@@ -61,13 +64,13 @@ struct SimJob {
 // What the decision pass reads of a job on every walk over the queue, packed so that a walk over a long
 // queue stays in cache (the same values as in SimJob).
 struct JobBrief {
-  Seconds estimate = 0;
+  Seconds plan = 0;  // SimJob::plan
   int gpus = 0;
   bool queued = false;
   std::int16_t only_pool = -1;  // the pool, when the job may use exactly one (and pool ids fit); else -1
 };
 
-// A running job by its estimated end (start + estimate), then index: backfill's shadow-time probes
+// A running job by its planned end (start + plan), then index: backfill's shadow-time probes
 // release a pool's running jobs in this order.
 struct RunningEnd {
   Seconds end;
@@ -140,6 +143,9 @@ struct EngineOptions {
   // itself once sim::with_runtime_model has loaded or fitted it (an engine refuses learned without one).
   std::string runtime_model_file{};
   std::shared_ptr<const RuntimeModel> runtime_model{};
+  // Backfilling plans with the jobs' time limits (Slurm's backfill does), whatever `runtime` estimates
+  // for the priorities; a job without a time limit is planned with its estimate.
+  bool backfill_on_limits = false;
 };
 // The numeric engine options, for flags, experiment YAML and config.json.
 std::span<const NumberSetting<EngineOptions>> engine_settings();
@@ -195,15 +201,15 @@ class Engine {
   void follow_published_loop();
   // Rejects queued job `j`, one that can never run, now (the published loop's drop); its reason says when.
   void drop(JobIndex j);
-  // Pool `pool`'s running jobs by start + estimate, then index.
-  std::span<const RunningEnd> running_by_estimated_end(PoolId pool) const;
-  // For each GPU count with a job queued (ascending), the shortest estimate among those jobs: what the
+  // Pool `pool`'s running jobs by start + plan, then index.
+  std::span<const RunningEnd> running_by_planned_end(PoolId pool) const;
+  // For each GPU count with a job queued (ascending), the shortest plan among those jobs: what the
   // decision pass needs to tell that no queued job could backfill.
-  struct ShortestEstimate {
+  struct ShortestPlan {
     int gpus;
-    Seconds estimate;
+    Seconds plan;
   };
-  std::span<const ShortestEstimate> shortest_queued_estimates() const;
+  std::span<const ShortestPlan> shortest_queued_plans() const;
   std::size_t job_count() const { return jobs_.size(); }
   const cluster::ClusterState& cluster() const { return cluster_; }
   const cluster::ClusterSpec& cluster_spec() const { return cluster_.spec(); }
@@ -213,7 +219,7 @@ class Engine {
   StartOutcome start(JobIndex j, const cluster::Placement& placement);
 
  private:
-  struct EstimateHeap {
+  struct PlanHeap {
     int gpus;
     std::size_t queued = 0;  // jobs of this GPU count in the queue
     std::vector<std::pair<Seconds, JobIndex>> heap;
@@ -227,21 +233,21 @@ class Engine {
   void move_time(Seconds t);
   void finish(JobIndex j);
   void arrive(JobIndex j);
-  void predict(SimJob& job);  // sets job.estimate under RuntimeKnowledge::predicted, and its doubt
+  void predict(SimJob& job);  // sets job.estimate under RuntimeKnowledge::predicted, its doubt and its plan
   void add_running(JobIndex j);
   void index_running(JobIndex j);  // backfill indexes
   void index_queued(JobIndex j);
-  EstimateHeap& estimate_heap(int gpus);
+  PlanHeap& plan_heap(int gpus);
 
   std::span<const trace::JobSpec> specs_;
   EngineOptions options_;
   cluster::ClusterState cluster_;
   std::vector<SimJob> jobs_;
   std::vector<JobBrief> briefs_;  // by job
-  // Per GPU count (ascending), a min-heap of (estimate, job) over arrived jobs. Jobs that left the queue
+  // Per GPU count (ascending), a min-heap of (plan, job) over arrived jobs. Jobs that left the queue
   // stay until they reach the top or outnumber the queued ones, so a start costs nothing here.
-  mutable std::vector<EstimateHeap> estimate_heaps_;
-  mutable std::vector<ShortestEstimate> shortest_;  // shortest_queued_estimates()
+  mutable std::vector<PlanHeap> plan_heaps_;
+  mutable std::vector<ShortestPlan> shortest_;  // shortest_queued_plans()
   std::vector<Observer*> observers_;
   std::vector<JobIndex> queue_;
   std::vector<JobIndex> running_;

@@ -26,6 +26,8 @@ class JobView {
   cluster::Request request() const { return cluster::request_of(*job_->spec); }
   const std::vector<PoolId>& eligible() const { return job_->eligible; }
   Seconds estimate() const { return job_->estimate; }
+  // The runtime backfilling plans with: the estimate, or the time limit (EngineOptions::backfill_on_limits).
+  Seconds plan() const { return job_->plan; }
   EstimateSource estimate_source() const { return job_->estimate_source; }  // under predicted runtimes
   // How far off this user's estimates have been (EstimateDoubt); 0 under oracle runtimes.
   float estimate_doubt() const { return job_->estimate_doubt; }
@@ -33,9 +35,8 @@ class JobView {
   bool queued() const { return job_->state == JobState::queued; }
   // False for a job that can never run here: one the published loop queues until it drops it (B9).
   bool can_run() const { return job_->reason.empty(); }
-  // Running jobs: when they started, where, and when they should end by their estimate.
+  // Running jobs: when they started and where.
   Seconds start() const { return job_->start; }
-  Seconds estimated_end() const { return job_->start + job_->estimate; }
   const cluster::Placement& placement() const { return job_->placement; }
 
  private:
@@ -51,7 +52,7 @@ class View {
   std::span<const JobIndex> running() const { return engine_->running(); }  // start order
   // Pool `pool`'s running jobs by start + estimate, then index. Those at or before now may be overdue:
   // their expected_end() is later and moves with the clock.
-  std::span<const RunningEnd> running_by_estimated_end(PoolId pool) const { return engine_->running_by_estimated_end(pool); }
+  std::span<const RunningEnd> running_by_planned_end(PoolId pool) const { return engine_->running_by_planned_end(pool); }
   JobView job(JobIndex j) const { return JobView(engine_->job(j)); }
   // Whether pool `pool`'s accepts rules admit job `j`, whatever its size (a job that can never run has
   // no eligible pool, yet belongs to the pools that accept it).
@@ -61,15 +62,15 @@ class View {
   const cluster::ClusterSpec& cluster_spec() const { return engine_->cluster_spec(); }
   // Whether anything is still to happen: a running job to end or a job to arrive.
   bool event_pending() const { return engine_->event_pending(); }
-  // When running job `j` should end, as a scheduler can expect it now: start + estimate while that is
-  // ahead. A job still running at or after that outlived its estimate (completions at `now` come
+  // When running job `j` should end, as a scheduler can expect it now: start + plan (its estimate, or its
+  // time limit under --backfill-limits) while that is ahead. A job still running at or after that outlived its plan (completions at `now` come
   // before decisions; a job started now may end now). It is not killed; it is then expected at its
   // time limit while that is ahead (Tsafrir, Etsion and Feitelson's prediction correction), at once
   // when that has passed too (a real scheduler kills it there), and without a limit after running as
   // long again as it has so far. Backfilling re-plans with that new estimate.
   Seconds expected_end(JobIndex j) const {
     const SimJob& job = engine_->job(j);
-    const Seconds now = engine_->now(), end = job.start + job.estimate, limit = job.spec->requested_time;
+    const Seconds now = engine_->now(), end = job.start + job.plan, limit = job.spec->requested_time;
     if (end > now || job.start == now) return std::max(end, now);
     if (limit > 0) return std::max(job.start + limit, now);
     return now + (now - job.start);
