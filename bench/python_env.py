@@ -7,7 +7,11 @@ The helios preset, a generated Helios-like workload (20,000 jobs, load 0.9, seed
 extended features, global blocking. Rates are agent steps per second over whole episodes, resets
 (which run the baseline over the window) included:
   C++ loop       the environment stepped from C++ (Env._play), legal actions drawn at random
-  Python random  Env.step from Python, a random legal action drawn with numpy each step
+  Python random  Env.step from Python, a random legal action drawn each step with Python's random
+                 module (np.flatnonzero for the legal actions)
+  Python numpy   the same with numpy's Generator.integers for the draw: a scalar draw from numpy costs
+                 about 1 us more than one from random, which this row shows as the agent's, not the
+                 binding's
   Python first   Env.step from Python, the first legal action: what the binding itself costs
   VecEnv(n)      n environments stepped together on min(n, 2) threads, first legal actions (steps of all
                  environments). Lock-step waits for the slower step of each call, and step times are
@@ -39,8 +43,9 @@ import rltune
 KWARGS = dict(cluster="helios", generated={"jobs": 20000, "load": 0.9, "seed": 1}, window_len=256, features="extended")
 
 
-def python_rate(env, episodes, random):
-    rng = np.random.default_rng(1)
+def python_rate(env, episodes, draw):
+    """Steps/s of Env.step with actions drawn by `draw`: "first", "random" or "numpy"."""
+    rng, rnd = np.random.default_rng(1), random.Random(1)
     steps = 0
     start = time.perf_counter()
     for _ in range(episodes):
@@ -48,11 +53,11 @@ def python_rate(env, episodes, random):
         terminated = False
         while not terminated:
             mask = info["action_mask"]
-            if random:
-                legal = np.flatnonzero(mask)
-                action = int(legal[rng.integers(len(legal))])
-            else:
+            if draw == "first":
                 action = int(mask.argmax())
+            else:
+                legal = np.flatnonzero(mask)
+                action = int(legal[rnd.randrange(len(legal)) if draw == "random" else rng.integers(len(legal))])
             obs, reward, terminated, truncated, info = env.step(action)
             steps += 1
     return steps / (time.perf_counter() - start)
@@ -120,13 +125,15 @@ def main():
     env._play(2)  # warm caches
     start = time.perf_counter()
     cpp = env._play(a.episodes, random=True, seed=1) / (time.perf_counter() - start)
-    py_random = python_rate(env, a.episodes, random=True)
-    py_first = python_rate(env, a.episodes, random=False)
+    py_random = python_rate(env, a.episodes, "random")
+    py_numpy = python_rate(env, a.episodes, "numpy")
+    py_first = python_rate(env, a.episodes, "first")
     vec1 = vec_rate(1, a.episodes)
     vec2 = vec_rate(2, a.episodes)
     vec8 = vec_rate(8, a.episodes)
     print(f"C++ loop (random legal)      {cpp:10.0f} steps/s")
     print(f"Python Env.step (random)     {py_random:10.0f} steps/s  {py_random / cpp:6.1%} of C++")
+    print(f"Python Env.step (numpy draw) {py_numpy:10.0f} steps/s  {py_numpy / cpp:6.1%} of C++")
     print(f"Python Env.step (first)      {py_first:10.0f} steps/s  {py_first / cpp:6.1%} of C++")
     print(f"VecEnv(1)                    {vec1:10.0f} steps/s")
     print(f"VecEnv(2), 2 threads         {vec2:10.0f} steps/s  {vec2 / py_first:5.2f}x one Env (first)")
