@@ -71,6 +71,7 @@ expect 2 "--semantics helios sets --placement consolidate; --placement greedy co
 expect 2 "sets --backfill false" -- simulate --semantics helios --backfill
 expect 2 "sjf@greedy: --semantics helios places with consolidate" -- simulate --semantics helios --policy sjf@greedy
 expect 2 "--semantics: unknown semantics .slurm. \(known: rltune, helios, reference\)" -- simulate --semantics slurm
+expect 2 "--backfill-limits plans backfilling: it needs --backfill" -- simulate --sample-jobs 300 --backfill-limits
 # --semantics reference: the published RLTune's baseline loop, for heuristic priorities only.
 expect 0 "reference .*one head at a time" -- policies
 expect 0 "placement greedy; semantics reference" -- simulate --semantics reference --policy fcfs,sjf,f1 --trace "$TMP/ok.csv"
