@@ -22,6 +22,13 @@ using testing::job;
 
 using testing::user_job;
 
+// An experiment of one policy entry (YAML) on a small generated workload.
+experiment::Config one_policy(const std::string& entry) {
+  policy::register_builtins();
+  return experiment::parse_config("policies: [" + entry + "]\nworkloads: [{cluster: helios, trace: {generate: {jobs: 300}}}]\n",
+                                  "/tmp/x.yaml");
+}
+
 TEST(HistoryPredictor, FallsBackFromUserKeyToUserToRequestedToVcToAll) {
   HistoryPredictor p(2);
   const auto ask = [&](const trace::JobSpec& j) { return p.predict(j); };
@@ -210,19 +217,14 @@ TEST(PredictedRuntimes, NamesAndBounds) {
   const std::vector<trace::JobSpec> jobs = {job("a", 0, 10, 1)};
   EXPECT_THROW(Engine(cluster, jobs, {.runtime = RuntimeKnowledge::predicted, .predict_last = 0}), InputError);
   // In an experiment, as on the command line, a predictor setting that would be ignored is an error.
-  const auto parse = [](const std::string& entry) {
-    policy::register_builtins();
-    return experiment::parse_config("policies: [" + entry + "]\nworkloads: [{cluster: helios, trace: {generate: {jobs: 300}}}]\n",
-                                    "/tmp/x.yaml");
-  };
   try {
-    parse("{name: x, priority: fcfs, predict_last: 3}");
+    one_policy("{name: x, priority: fcfs, predict_last: 3}");
     ADD_FAILURE() << "predict_last without runtime predicted was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("predict_last"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("applies only to runtime predicted"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(parse("{name: x, priority: fcfs, runtime: predicted, predict_last: 3}").workloads[0].policies[0].engine.predict_last, 3);
+  EXPECT_EQ(one_policy("{name: x, priority: fcfs, runtime: predicted, predict_last: 3}").workloads[0].policies[0].engine.predict_last, 3);
 }
 
 // --backfill-limits plans backfilling: without backfilling it is an error, on the command line as in an
@@ -248,19 +250,14 @@ TEST(BackfillLimits, NeedBackfillingAndAreRecorded) {
   s.describe(plain, s.profile("fcfs"));
   EXPECT_FALSE(plain.contains("backfill_limits"));  // configs written before it existed stay as they were
 
-  const auto parse = [](const std::string& entry) {
-    policy::register_builtins();
-    return experiment::parse_config("policies: [" + entry + "]\nworkloads: [{cluster: helios, trace: {generate: {jobs: 300}}}]\n",
-                                    "/tmp/x.yaml");
-  };
   try {
-    parse("{name: x, priority: fcfs, backfill_limits: true}");
+    one_policy("{name: x, priority: fcfs, backfill_limits: true}");
     ADD_FAILURE() << "backfill_limits without backfill was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("needs backfill: true"), std::string::npos) << e.what();
   }
-  EXPECT_TRUE(parse("{name: x, priority: fcfs, backfill: true, backfill_limits: true}").workloads[0].policies[0].engine.backfill_on_limits);
-  EXPECT_FALSE(parse("{name: x, priority: fcfs, backfill: true}").workloads[0].policies[0].engine.backfill_on_limits);
+  EXPECT_TRUE(one_policy("{name: x, priority: fcfs, backfill: true, backfill_limits: true}").workloads[0].policies[0].engine.backfill_on_limits);
+  EXPECT_FALSE(one_policy("{name: x, priority: fcfs, backfill: true}").workloads[0].policies[0].engine.backfill_on_limits);
 }
 
 // The realistic regime in the environment: an agent that follows the baseline reproduces it (reward 0)
