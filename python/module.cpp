@@ -123,7 +123,7 @@ void set_numbers(experiment::ProfileSettings& s, const py::handle& dict, const c
 }
 
 // As the CLI: settings that would be ignored are errors.
-void check_settings(const experiment::ProfileSettings& s, bool milp_used) {
+void check_settings(const experiment::ProfileSettings& s, bool milp_used, bool sampled) {
   const auto given = [](const std::vector<std::optional<double>>& values) {
     return std::any_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
   };
@@ -131,6 +131,7 @@ void check_settings(const experiment::ProfileSettings& s, bool milp_used) {
     throw InputError(fmt::format("runtime_options apply only to runtime 'predicted' (runtime is {})", s.runtime));
   if (given(s.milp_values) && !milp_used)
     throw InputError(fmt::format("milp settings apply only to placement 'milp' (placement is {})", s.placement));
+  if (given(s.sampling_values) && !sampled) throw InputError("temperature applies only to sampled policies (rl-sampled:DIR, sjf-sampled)");
 }
 
 // A policy written in Python: a callable given each pass's observation [kSlots x features] and action
@@ -194,7 +195,11 @@ bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, 
   if (k == "milp") set_numbers(p, value, "milp", "milp");
   else if (k == "multifactor") set_numbers(p, value, "multifactor", "multifactor");
   else if (k == "runtime_options") set_numbers(p, value, "runtime", "runtime_options");
-  else return false;
+  else if (k == "temperature") {
+    double number = 0;
+    take(value, k, number);
+    p.set("sampling", k, number);
+  } else return false;
   return true;
 }
 
@@ -219,7 +224,7 @@ EnvArgs env_args(const py::kwargs& kwargs) {
     else if (k == "illegal_action") take(value, k, a.illegal_action);
     else throw py::type_error(fmt::format("Env: unexpected argument '{}'", k));
   }
-  check_settings(a.profile, a.profile.placement == "milp");
+  check_settings(a.profile, a.profile.placement == "milp", false);
   return a;
 }
 
@@ -633,7 +638,8 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
       if (before.name == e.name) throw InputError(fmt::format("policies: {} is given twice", e.name));
     entries.push_back(std::move(e));
   }
-  check_settings(settings, std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.options.placement == "milp"; }));
+  check_settings(settings, std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.options.placement == "milp"; }),
+                 std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return !e.agent && policy::is_sampled(e.options.priority); }));
   py::dict out;
   for (const Entry& e : entries) {
     // Built and destroyed with the GIL held: an Agent's scheduler holds Python objects.

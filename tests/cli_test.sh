@@ -72,6 +72,14 @@ expect 2 "sets --backfill false" -- simulate --semantics helios --backfill
 expect 2 "sjf@greedy: --semantics helios places with consolidate" -- simulate --semantics helios --policy sjf@greedy
 expect 2 "--semantics: unknown semantics .slurm. \(known: rltune, helios, reference\)" -- simulate --semantics slurm
 expect 2 "--backfill-limits plans backfilling: it needs --backfill" -- simulate --sample-jobs 300 --backfill-limits
+# sjf-sampled and --temperature: seeded draws; the temperature only where a policy samples.
+expect 0 "sjf-sampled" -- policies
+expect 0 "sjf-sampled" -- simulate --policy sjf,sjf-sampled --temperature 2 --trace "$TMP/ok.csv" --out "$TMP/samp"
+grep -q '"temperature": 2' "$TMP/samp/sjf-sampled/config.json" || fail "config.json records the temperature of a sampled policy"
+grep -q '"temperature"' "$TMP/samp/sjf/config.json" && fail "config.json records no temperature for a policy that does not sample"
+expect 2 "--temperature applies only to sampled policies" -- simulate --policy sjf --temperature 2 --trace "$TMP/ok.csv"
+expect 2 "--temperature: 0 is not between 0.01 and 100" -- simulate --policy sjf-sampled --temperature 0
+expect 2 "--temperature applies only to sampled policies" -- train --temperature 2 --epochs 1 --out "$TMP/hot"
 # --semantics reference: the published RLTune's baseline loop, for heuristic priorities only.
 expect 0 "reference .*one head at a time" -- policies
 expect 0 "placement greedy; semantics reference" -- simulate --semantics reference --policy fcfs,sjf,f1 --trace "$TMP/ok.csv"
@@ -368,11 +376,11 @@ if command -v gnuplot >/dev/null; then
 fi
 expect 2 "not an experiment folder" -- report "$TMP"
 # The shipped comparison runs whole: every model it names loads and every run completes.
-expect 0 "1650 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+expect 0 "1800 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet
 # The realistic-regime comparison (its last workload reads ../shared/traces).
 if [ -d "$SHARED/philly" ]; then
-  expect 0 "3600 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+  expect 0 "4250 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
     --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic.yaml" --out "$TMP/realistic" --quiet
 fi
 

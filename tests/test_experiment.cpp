@@ -533,6 +533,37 @@ TEST(ExperimentConfig, EachChoiceIsOneSettingInYamlAndTheCli) {
   }
 }
 
+// The sampled policies' temperature: a key in defaults (for the sampled policies there) or in a
+// sampled policy's entry, within the CLI's bounds; on another policy's entry it would be ignored, so
+// it is an error, as the CLI's --temperature is without a sampled policy (tests/cli_test.sh).
+TEST(ExperimentConfig, TheTemperatureAppliesToSampledPoliciesOnly) {
+  rl::register_rl_policy();
+  const std::string workloads = "workloads: [{cluster: helios, trace: {generate: {}}}]\n";
+  const Config c = parse("defaults: {temperature: 3}\npolicies: [fcfs, sjf-sampled, {name: hot, priority: sjf-sampled, temperature: 0.5}]\n" +
+                         workloads);
+  const auto& p = c.workloads[0].policies;
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[1].profile.priority_options.temperature, 3);
+  EXPECT_EQ(p[2].profile.priority_options.temperature, 0.5);
+  const std::string wrong = config_error("policies: [{name: s, priority: sjf, temperature: 2}]\n" + workloads);
+  EXPECT_NE(wrong.find("policies[0].temperature"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find("applies only to sampled policies"), std::string::npos) << wrong;
+  const std::string cold = config_error("policies: [{name: s, priority: sjf-sampled, temperature: 0}]\n" + workloads);
+  EXPECT_NE(cold.find("between 0.01 and 100"), std::string::npos) << cold;
+  // The CLI's and Python's way in gives the same options, and config.json records it when set.
+  experiment::ProfileSettings settings;
+  settings.set("sampling", "temperature", 0.5);
+  const policy::ProfileOptions from_settings = settings.profile("sjf-sampled");
+  EXPECT_EQ(from_settings.priority_options.temperature, 0.5);
+  experiment::Json described;
+  settings.describe(described, from_settings);
+  EXPECT_EQ(described.value("temperature", 0.0), 0.5);
+  experiment::Json plain;
+  experiment::ProfileSettings{}.describe(plain, experiment::ProfileSettings{}.profile("sjf-sampled"));
+  EXPECT_FALSE(plain.contains("temperature"));
+  EXPECT_THROW(settings.set("sampling", "temperature", 200), InputError);
+}
+
 // The window settings: YAML's `windows:` keys take exactly the records' bounds (the flags of train,
 // evaluate and simulate check the same records; tests/cli_test.sh tries some).
 TEST(ExperimentConfig, WindowSettingsHaveOneSetOfBounds) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -405,6 +406,68 @@ TEST(RlPolicy, SampledPicksAreSeededAndRestartEveryRun) {
   // The same as evaluate --sample's policy with that seed.
   auto direct = make_rl_profile(load_policy(model), o.profile, 7);
   EXPECT_EQ(starts(*direct), first);
+}
+
+// sjf-sampled: three jobs queued at 0 that each need the whole node, so only the first pick starts then.
+// Their weights are 100^-log2(estimate / 100 s) ^ (1 / temperature): at temperature 4, 1, 0.316 and 0.1
+// for 100, 200 and 400 s, so the first to start is each with probability 0.704, 0.222 and 0.070.
+TEST(SampledSjf, DrawsInProportionToTheWeightsSeededAndSpreadByTheTemperature) {
+  register_rl_policy();
+  const cluster::ClusterSpec cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 8}\n");
+  const std::vector<trace::JobSpec> jobs{testing::job("long", 0, 400, 8), testing::job("short", 0, 100, 8), testing::job("mid", 0, 200, 8)};
+  const auto first_started = [&](double temperature, std::uint64_t seed) {
+    policy::ProfileOptions p = testing::profile("sjf-sampled");
+    p.priority_options.temperature = temperature;
+    p.priority_options.seed = seed;
+    const auto out = testing::simulate(cluster, jobs, p);
+    for (const auto& r : out.run.jobs)
+      if (r.start == 0) return r.job_id;
+    return std::string("none");
+  };
+  std::map<std::string, int> counts;
+  const int draws = 3000;
+  for (int seed = 1; seed <= draws; ++seed) ++counts[first_started(4, static_cast<std::uint64_t>(seed))];
+  EXPECT_NEAR(counts["short"] / double(draws), 0.704, 0.03);
+  EXPECT_NEAR(counts["mid"] / double(draws), 0.222, 0.03);
+  EXPECT_NEAR(counts["long"] / double(draws), 0.070, 0.02);
+  // At temperature 0.25 the short job is 10^8 times as likely as the next: in 300 draws, never another.
+  for (int seed = 1; seed <= 300; ++seed) EXPECT_EQ(first_started(0.25, static_cast<std::uint64_t>(seed)), "short") << seed;
+  // Seeded: the same seed, the same schedule.
+  for (int seed = 1; seed <= 20; ++seed) EXPECT_EQ(first_started(4, static_cast<std::uint64_t>(seed)), first_started(4, static_cast<std::uint64_t>(seed)));
+}
+
+TEST(SampledSjf, SeededRunsAndTheTemperatureOfASampledModel) {
+  const Workload s;
+  TempDir dir;
+  EnvOptions o;
+  o.baseline = "sjf";
+  const std::string model = dir.path + "/policy.json";
+  write_file(model, policy_file(random_net(Arch::mlp, feature_count(o.observation.features), 29), o, 1).dump());
+  const std::span<const trace::JobSpec> window = std::span(s.trace.jobs).subspan(500, 256);
+  const auto starts = [&](const std::string& priority, std::uint64_t seed, double temperature) {
+    policy::ProfileOptions p = o.profile;
+    p.priority = priority;
+    p.priority_options.seed = seed;
+    p.priority_options.temperature = temperature;
+    auto scheduler = policy::make_profile(p);
+    sim::Engine engine(s.cluster, window, o.engine);
+    engine.run(*scheduler);
+    std::vector<Seconds> out;
+    for (JobIndex j = 0; j < 256; ++j) out.push_back(engine.job(j).start);
+    return out;
+  };
+  const auto sjf = starts("sjf-sampled", 7, 1);
+  EXPECT_EQ(starts("sjf-sampled", 7, 1), sjf);
+  EXPECT_NE(starts("sjf-sampled", 8, 1), sjf);
+  EXPECT_NE(starts("sjf-sampled", 7, 3), sjf);
+  // A model's temperature changes its draws; temperature 1 is the policy's own distribution.
+  const auto sampled = starts("rl-sampled:" + model, 7, 1);
+  EXPECT_EQ(starts("rl-sampled:" + model, 7, 1), sampled);
+  EXPECT_NE(starts("rl-sampled:" + model, 7, 5), sampled);
+  // Out of its bounds, the temperature is refused wherever the policy is built.
+  EXPECT_THROW(starts("sjf-sampled", 7, 0), InputError);
+  EXPECT_THROW(starts("rl-sampled:" + model, 7, 1000), InputError);
+  EXPECT_THROW(starts("sjf-sampled:3", 7, 1), InputError);
 }
 
 TEST(RlPolicy, TheFirstJobStartedIsTheFirstOfTheOrderGivenBefore) {

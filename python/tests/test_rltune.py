@@ -414,6 +414,21 @@ def test_backfill_planned_with_time_limits_as_from_the_cli(tmp_path):
         rltune.Env(generated=SMALL, window_len=32, backfill_limits=True)
 
 
+def test_sampled_sjf_and_its_temperature_as_from_the_cli(tmp_path):
+    args = ["--cluster", "helios", "--sample-jobs", "800", "--policy", "sjf-sampled", "--temperature", "2", "--seed", "3"]
+    subprocess.run([RLTUNE, "simulate", *args, "--out", str(tmp_path)], check=True, capture_output=True)
+    cli = [int(row["start_time"]) for row in read_csv(tmp_path / "jobs.csv")]
+    runs = {t: list(rltune.simulate("helios", generated={"jobs": 800, "seed": 3}, policies="sjf-sampled", seed=3,
+                                    temperature=t)["sjf-sampled"]["jobs"]["start_time"]) for t in (2, 1)}
+    assert runs[2] == cli and runs[1] != cli
+    with pytest.raises(ValueError, match="temperature applies only to sampled policies"):
+        rltune.simulate("helios", generated={"jobs": 100}, policies="sjf", temperature=2)
+    with pytest.raises(TypeError, match="temperature"):  # an environment's agent is the caller's: nothing to sample
+        rltune.Env(generated=SMALL, window_len=32, temperature=2)
+    with pytest.raises(ValueError, match="between 0.01 and 100"):
+        rltune.simulate("helios", generated={"jobs": 100}, policies="sjf-sampled", temperature=0)
+
+
 def test_learned_runtimes_from_python_as_from_the_cli(tmp_path):
     # runtime="predicted:learned" fits the model on the training split as the CLI does, and
     # runtime_model names a fitted file (train writes one beside its model: runtime-model.json).

@@ -174,7 +174,9 @@ Command add_evaluate(CLI::App& app) {
   sub->add_option("--jobs", args->jobs, "Runs in parallel (results do not depend on it)")->capture_default_str();
   sub->add_option("--out", args->out, "Directory for evaluation.json");
   return {sub, [args, sub] {
-            args->profile.check(*sub);
+            std::vector<std::string> policies = args->baselines;
+            if (args->sample) policies.push_back("rl-sampled:" + args->model);
+            args->profile.check(*sub, policies);
             return run_evaluate(*args);
           }};
 }

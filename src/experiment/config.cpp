@@ -63,6 +63,7 @@ struct Parser {
     // Predictor settings may sit in defaults for the policies that predict; config.json records them
     // only where they apply.
     read_settings(map, key, sim::engine_settings(), engine);
+    read_settings(map, key, policy::sampling_settings(), p.priority_options);
     // A runtime model file is relative to the config file, like every other path.
     if (const YAML::Node file = map["runtime_model"]) engine.runtime_model_file = path(file, key + ".runtime_model");
     // A semantics fixes some settings: the same value given again is fine, another one is an error.
@@ -141,6 +142,9 @@ struct Parser {
                    fmt::format("applies only to runtime predicted:learned (runtime is {})", sim::to_string(s.engine.runtime)));
     }
     if (priority.empty()) check.fail(node, key, "names no policy");
+    for (const auto& setting : policy::sampling_settings())  // as the CLI: a setting that would be ignored is an error
+      if (node.IsMap() && node[setting.key] && !policy::is_sampled(priority))
+        check.fail(node[setting.key], key + "." + setting.key, "applies only to sampled policies (rl-sampled:DIR, sjf-sampled)");
     if (s.engine.backfill_on_limits && !s.profile.backfill)
       check.fail(node, key, "backfill_limits plans backfilling: it needs backfill: true");
     // The model path is relative to the config file, like every other path. The label names the model
@@ -285,6 +289,8 @@ Json policy_json(const PolicySpec& s) {
     j["runtime_model"] = s.engine.runtime_model_file;
   if (p.placement == "milp") j["milp"] = milp_json(p.milp);
   if (p.priority == "multifactor") j["multifactor"] = multifactor_json(p.priority_options.multifactor);
+  if (policy::is_sampled(p.priority) && p.priority_options.temperature != 1)  // recorded when set, as outputs were before
+    write_settings(j, p.priority_options, policy::sampling_settings());
   return j;
 }
 

@@ -97,6 +97,7 @@ std::set<std::string> profile_keys() {
   std::set<std::string> keys{"milp", "multifactor"};
   for (const ChoiceSetting& c : choice_settings()) keys.insert(std::string(c.key).substr(0, std::string_view(c.key).find('.')));
   for (const auto& s : sim::engine_settings()) keys.insert(s.key);
+  for (const auto& s : policy::sampling_settings()) keys.insert(s.key);
   return keys;
 }
 
@@ -104,7 +105,8 @@ void ProfileSettings::set(const std::string& group, const std::string& key, doub
   if (group == "milp") set_value(policy::milp_settings(), milp_values, group, key, value);
   else if (group == "multifactor") set_value(policy::multifactor_settings(), multifactor_values, group, key, value);
   else if (group == "runtime") set_value(sim::engine_settings(), engine_values, group, key, value);
-  else throw InputError(fmt::format("{}: no such group of settings (known: milp, multifactor, runtime)", group));
+  else if (group == "sampling") set_value(policy::sampling_settings(), sampling_values, group, key, value);
+  else throw InputError(fmt::format("{}: no such group of settings (known: milp, multifactor, runtime, sampling)", group));
 }
 
 policy::ProfileOptions ProfileSettings::profile(const std::string& spec) const {
@@ -122,6 +124,7 @@ policy::ProfileOptions ProfileSettings::profile(const std::string& spec) const {
   // The MILP weights and the multifactor numbers given, over the model's and the policy's defaults.
   apply_settings(policy::milp_settings(), milp_values, p.milp);
   apply_settings(policy::multifactor_settings(), multifactor_values, p.priority_options.multifactor);
+  apply_settings(policy::sampling_settings(), sampling_values, p.priority_options);
   p.priority = priority;
   if (at != std::string::npos) p.placement = spec.substr(at + 1);
   const std::string asked = p.placement;
@@ -163,6 +166,8 @@ void ProfileSettings::describe(Json& config, const policy::ProfileOptions& p) co
     write_settings(config, e, sim::engine_settings());
   if (p.placement == "milp") config["milp"] = milp_json(p.milp);
   config["multifactor"] = multifactor_json(multifactor());
+  if (policy::is_sampled(p.priority) && p.priority_options.temperature != 1)  // recorded when set, as outputs were before
+    write_settings(config, p.priority_options, policy::sampling_settings());
 }
 
 }  // namespace rltune::experiment

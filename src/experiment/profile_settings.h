@@ -54,8 +54,9 @@ struct ProfileSettings {
   std::string milp_model = "nodes";
   std::vector<std::optional<double>> milp_values;    // per policy::milp_settings(); unset = the model's default
   std::vector<std::optional<double>> engine_values;  // per sim::engine_settings()
+  std::vector<std::optional<double>> sampling_values;  // per policy::sampling_settings()
 
-  // Sets one numeric setting by its group ("milp", "multifactor" or "runtime", as the CLI's help groups
+  // Sets one numeric setting by its group ("milp", "multifactor", "runtime" or "sampling", as the CLI's help groups
   // the flags) and key (the experiment YAML's); InputError naming GROUP.KEY for an unknown one, a
   // value out of its bounds, or a fractional value of a whole-number setting.
   void set(const std::string& group, const std::string& key, double value);

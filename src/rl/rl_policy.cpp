@@ -60,9 +60,19 @@ class RankedPicker final : public policy::Picker {
   BeginRun begin_;
 };
 
-// A trained model's scores: its logits; sampled, with Gumbel noise once per pass, so that taking the
-// best legal action each time draws the picks from the policy's distribution, one after another
-// without replacement.
+// Turns scores into a draw: divided by the temperature, with Gumbel noise once per pass, so that taking
+// the best legal action each time draws the picks in proportion to exp(score / temperature), one after
+// another without replacement.
+void draw(const Observation& obs, std::span<float> scores, double temperature, Rng& rng) {
+  const auto noisy = [&](float& score) {
+    if (temperature != 1) score = static_cast<float>(score / temperature);
+    score -= static_cast<float>(std::log(-std::log(1 - rng.uniform())));
+  };
+  for (int s = 0; s < obs.visible; ++s) noisy(scores[static_cast<std::size_t>(s)]);
+  if (obs.mask[kSkip]) noisy(scores[kSkip]);
+}
+
+// A trained model's scores: its logits, drawn from when sampled.
 class ModelRanker {
  public:
   ModelRanker(PolicyFile model, const policy::PriorityOptions& options, std::optional<std::uint64_t> sample_seed)
@@ -76,10 +86,7 @@ class ModelRanker {
   }
   void rank(const Observation& obs, std::span<float> out) {
     model_.net.logits(obs, out);
-    if (!sample_seed_) return;
-    const auto gumbel = [&] { return static_cast<float>(std::log(-std::log(1 - rng_.uniform()))); };
-    for (int s = 0; s < obs.visible; ++s) out[static_cast<std::size_t>(s)] -= gumbel();
-    if (obs.mask[kSkip]) out[kSkip] -= gumbel();
+    if (sample_seed_) draw(obs, out, options_.temperature, rng_);
   }
 
  private:
@@ -101,10 +108,37 @@ class ModelRanker {
   Rng rng_;
 };
 
+// `sjf-sampled`: SJF with each pick drawn. A job's score is -log2(estimate) x ln(100), so that at
+// temperature 1 a job with half the estimate of another is 100 times as likely to be picked (the
+// temperature that did best on helios-users' validation windows; models/README.md). It is an agent
+// that reconsiders, as the realistic models do: a pick that cannot start is not kept for later.
+class SampledSjfRanker {
+ public:
+  explicit SampledSjfRanker(const policy::PriorityOptions& options) : options_(options), rng_(options.seed) {}
+  void begin_run(const sim::Engine& engine) {
+    engine_ = &engine;
+    rng_ = Rng(options_.seed);
+  }
+  void rank(const Observation& obs, std::span<float> out) {
+    static const double kPerHalving = std::log(100.0);
+    for (int s = 0; s < obs.visible; ++s) {
+      const double estimate = static_cast<double>(engine_->job(obs.jobs[static_cast<std::size_t>(s)]).estimate);
+      out[static_cast<std::size_t>(s)] = static_cast<float>(-std::log2(std::max(estimate, 1.0)) * kPerHalving);
+    }
+    draw(obs, out, options_.temperature, rng_);
+  }
+
+ private:
+  policy::PriorityOptions options_;
+  const sim::Engine* engine_ = nullptr;
+  Rng rng_;
+};
+
 std::unique_ptr<policy::Picker> make_ranked_picker(const std::string& baseline, AgentOptions agent, const policy::PriorityOptions& options,
                                                    AgentPicker::Ranker rank, RankedPicker::BeginRun begin) {
   // Every route to a learned agent (--policy rl:DIR, evaluate, experiments, Python) comes through here.
   agent.published = options.serves_heads;
+  check_bounds(options, policy::sampling_settings(), "sampling");
   const std::string conflict = reference_conflict(agent);
   if (!conflict.empty()) throw InputError(conflict);
   return std::make_unique<RankedPicker>(policy::make_priority(baseline, options), agent, std::move(rank), std::move(begin));
@@ -145,6 +179,17 @@ void register_rl_policy() {
   static bool done = false;
   if (done) return;
   done = true;
+  policy::register_priority(
+      {"sjf-sampled", "shortest estimated runtime first, each pick drawn (seeded by --seed; --temperature)",
+       [](const std::string& argument, const policy::PriorityOptions& options) {
+         if (!argument.empty()) throw InputError(fmt::format("--policy sjf-sampled takes no argument (got '{}')", argument));
+         const auto ranker = std::make_shared<SampledSjfRanker>(options);
+         AgentOptions agent;
+         agent.commit = false;
+         return make_ranked_picker(
+             "sjf", agent, options, [ranker](const Observation& obs, std::span<float> out) { ranker->rank(obs, out); },
+             [ranker](const policy::DecisionPass&, const sim::Engine& engine) { ranker->begin_run(engine); });
+       }});
   for (const bool sampled : {false, true}) {
     const std::string name = sampled ? "rl-sampled" : "rl";
     policy::register_priority(

@@ -372,9 +372,17 @@ const MultifactorSetting kMultifactorSettings[] = {
     {"--mf-max-age", "max_age_s", "Slurm PriorityMaxAge in seconds", 1e-9, 1e12, &MultifactorOptions::max_age_s},
 };
 
+const SamplingSetting kSamplingSettings[] = {
+    {"--temperature", "temperature",
+     "Sampled policies (rl-sampled, sjf-sampled): picks drawn in proportion to exp(score / temperature); higher spreads them",
+     0.01, 100, &PriorityOptions::temperature},
+};
+
 }  // namespace
 
 std::span<const MultifactorSetting> multifactor_settings() { return kMultifactorSettings; }
+std::span<const SamplingSetting> sampling_settings() { return kSamplingSettings; }
+bool is_sampled(const std::string& priority) { return priority.starts_with("rl-sampled:") || priority == "sjf-sampled"; }
 
 void validate(const MultifactorOptions& options) { check_bounds(options, multifactor_settings(), "multifactor"); }
 

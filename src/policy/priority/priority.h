@@ -27,9 +27,18 @@ using MultifactorSetting = NumberSetting<MultifactorOptions>;
 std::span<const MultifactorSetting> multifactor_settings();
 void validate(const MultifactorOptions& options);  // InputError naming the setting out of its bounds
 
+struct PriorityOptions;
+// The sampled policies' numeric settings (the CLI's --temperature, YAML's temperature).
+using SamplingSetting = NumberSetting<PriorityOptions>;
+std::span<const SamplingSetting> sampling_settings();
+bool is_sampled(const std::string& priority);  // rl-sampled:DIR or sjf-sampled: a policy the settings apply to
+
 struct PriorityOptions {
   MultifactorOptions multifactor;
-  std::uint64_t seed = 1;  // seeds stochastic policies (rl-sampled); each run restarts the stream
+  std::uint64_t seed = 1;  // seeds stochastic policies (rl-sampled, sjf-sampled); each run restarts the stream
+  // Sampled policies draw each pick with probability proportional to exp(score / temperature): higher
+  // spreads the picks, lower concentrates them on the best score.
+  double temperature = 1;
   // Keys break ties by arrival only (sjf: not by GPU count first), as HeliosArtifact's stable sorts do.
   bool ties_by_arrival = false;
   // The published RLTune's baseline loop: one head at a time, waited for until it fits (make_head_picker).
