@@ -23,6 +23,7 @@ struct PpoOptions {
   int vf_iters = 80;
   double target_kl = 0.01;  // the policy loop stops once the mean KL exceeds 1.5 x this
   double adv_eps = 1e-8;    // advantage normalisation (B28)
+  double ent_coef = 0;      // entropy bonus: the policy loss minus this x the mean entropy (the reference has none)
   nlohmann::json to_json() const;
 };
 // The settings of PpoOptions that train's flags set (adv_eps is fixed): flag, key in config.json's

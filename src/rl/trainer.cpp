@@ -32,6 +32,8 @@ std::span<const NumberSetting<PpoOptions>> ppo_settings() {
       {"--pi-iters", "pi_iters", "Policy steps per epoch (full batch)", 0, 100000, &P::pi_iters},
       {"--vf-iters", "vf_iters", "Value steps per epoch (full batch)", 0, 100000, &P::vf_iters},
       {"--target-kl", "target_kl", "Policy steps stop once KL > 1.5 x this", 0, 100, &P::target_kl},
+      {"--ent-coef", "ent_coef", "Entropy bonus: the policy loss minus this x the mean entropy of the picks (none in the reference)",
+       0, 1, &P::ent_coef},
   };
   return settings;
 }
@@ -57,6 +59,7 @@ std::span<const NumberSetting<TrainOptions>> train_settings() {
 nlohmann::json PpoOptions::to_json() const {
   nlohmann::json j;
   write_settings(j, *this, ppo_settings());
+  if (ent_coef == 0) j.erase("ent_coef");  // runs without it record what they did before it existed
   j["adv_eps"] = adv_eps;
   return j;
 }

@@ -235,7 +235,8 @@ class PpoLearner final : public Learner {
     for (int i = 0; i < options_.pi_iters; ++i) {
       in_parallel(shards, threads_, [&](Shard& sh) {
         const PolicyTerms t = policy_terms(shard_log_probs(sh), sh.actions, sh.logp_old, sh.advantages, options_.clip);
-        sh.grads = torch::autograd::grad({t.loss * sh.weight}, pi_params);
+        const auto objective = options_.ent_coef == 0 ? t.loss : t.loss - options_.ent_coef * t.entropy;
+        sh.grads = torch::autograd::grad({objective * sh.weight}, pi_params);
         sh.terms = {t.loss.item<double>(), t.kl.item<double>(), t.entropy.item<double>(), t.clip_fraction.item<double>()};
       });
       const auto [loss, kl, entropy, clipped] = reduce(shards);
