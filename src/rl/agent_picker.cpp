@@ -48,7 +48,7 @@ void AgentPicker::observe_queue(const sim::View& view) {
   observation_.mask[kSkip] = options_.skip && view.event_pending();
   // Every visible job is ranked, before legality masks some of them.
   if (ranker_) {
-    describe_visible(view, observation_, options_.observation);
+    if (options_.features) describe_visible(view, observation_, options_.observation);
     described_ = true;
     ranker_(observation_, logits_);
     order_by_logits(logits_, observation_.visible, ranked_);

@@ -41,6 +41,9 @@ struct AgentOptions {
   // The published environment's step (SPEC 3.4; --semantics reference, PriorityOptions::serves_heads):
   // a pick is waited for until it fits, and one that can never run until nothing runs, then dropped.
   bool published = false;
+  // The ranker reads the slots' features; false: only which jobs they hold and the mask (sjf-sampled),
+  // so the features are never computed.
+  bool features = true;
 };
 // Why a learned policy cannot run with `options` under --semantics reference, or "" when it can: the
 // published environment commits to every pick and cannot wait.

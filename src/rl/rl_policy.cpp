@@ -186,6 +186,7 @@ void register_rl_policy() {
          const auto ranker = std::make_shared<SampledSjfRanker>(options);
          AgentOptions agent;
          agent.commit = false;
+         agent.features = false;  // it ranks by the jobs' estimates alone
          return make_ranked_picker(
              "sjf", agent, options, [ranker](const Observation& obs, std::span<float> out) { ranker->rank(obs, out); },
              [ranker](const policy::DecisionPass&, const sim::Engine& engine) { ranker->begin_run(engine); });
