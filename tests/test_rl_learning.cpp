@@ -366,6 +366,19 @@ TEST(RlPolicy, TheSimulatorReproducesTheEnvironmentsGreedyEpisode) {
   }
 }
 
+// A model file of random weights (seeded) over an SJF baseline, and a 256-job window to run it on.
+struct SjfModel {
+  explicit SjfModel(int seed) : path(dir.path + "/policy.json") {
+    options.baseline = "sjf";
+    write_file(path, policy_file(random_net(Arch::mlp, feature_count(options.observation.features), seed), options, 1).dump());
+  }
+  std::span<const trace::JobSpec> window() const { return std::span(workload.trace.jobs).subspan(500, 256); }
+  const Workload workload;
+  TempDir dir;
+  EnvOptions options;
+  std::string path;
+};
+
 TEST(RlPolicy, SampledPicksAreSeededAndRestartEveryRun) {
   EXPECT_FALSE(parse_rl_spec("fcfs"));
   EXPECT_FALSE(parse_rl_spec("rl"));
@@ -376,13 +389,11 @@ TEST(RlPolicy, SampledPicksAreSeededAndRestartEveryRun) {
   EXPECT_EQ(parse_rl_spec("rl-sampled:a:b")->model, "a:b");
   EXPECT_TRUE(parse_rl_spec("rl-sampled:a:b")->sampled);
 
-  const Workload s;
-  TempDir dir;
-  EnvOptions o;
-  o.baseline = "sjf";
-  const std::string model = dir.path + "/policy.json";
-  write_file(model, policy_file(random_net(Arch::mlp, feature_count(o.observation.features), 23), o, 1).dump());
-  const std::span<const trace::JobSpec> window = std::span(s.trace.jobs).subspan(500, 256);
+  const SjfModel m(23);
+  const Workload& s = m.workload;
+  const EnvOptions& o = m.options;
+  const std::string& model = m.path;
+  const std::span<const trace::JobSpec> window = m.window();
   // The start times of one run of `scheduler`.
   const auto starts = [&](policy::ProfileScheduler& scheduler) {
     sim::Engine engine(s.cluster, window, o.engine);
@@ -437,13 +448,11 @@ TEST(SampledSjf, DrawsInProportionToTheWeightsSeededAndSpreadByTheTemperature) {
 }
 
 TEST(SampledSjf, SeededRunsAndTheTemperatureOfASampledModel) {
-  const Workload s;
-  TempDir dir;
-  EnvOptions o;
-  o.baseline = "sjf";
-  const std::string model = dir.path + "/policy.json";
-  write_file(model, policy_file(random_net(Arch::mlp, feature_count(o.observation.features), 29), o, 1).dump());
-  const std::span<const trace::JobSpec> window = std::span(s.trace.jobs).subspan(500, 256);
+  const SjfModel m(29);
+  const Workload& s = m.workload;
+  const EnvOptions& o = m.options;
+  const std::string& model = m.path;
+  const std::span<const trace::JobSpec> window = m.window();
   const auto starts = [&](const std::string& priority, std::uint64_t seed, double temperature) {
     policy::ProfileOptions p = o.profile;
     p.priority = priority;
