@@ -101,6 +101,10 @@ grep -q "would run: scontrol update" "$BASE/dry.log" || fail "dry run printed no
 "$RLTUNE" slurm --policy "rl:$HERE/../models/helios-fcfs-bsld-extended" --placement milp --once --dry-run > "$BASE/rl.log" 2>&1 ||
   fail "rl + milp dry run failed: $(cat "$BASE/rl.log")"
 grep -q "helios-fcfs-bsld-extended@milp orders 3 pending jobs" "$BASE/rl.log" || fail "rl + milp did not order the 3 jobs: $(cat "$BASE/rl.log")"
+# A sampled policy draws its order once per cycle and advises it.
+"$RLTUNE" slurm --policy sjf-sampled --temperature 2 --once --dry-run > "$BASE/sampled.log" 2>&1 ||
+  fail "sjf-sampled dry run failed: $(cat "$BASE/sampled.log")"
+grep -qE "sjf-sampled.* orders 3 pending jobs" "$BASE/sampled.log" || fail "sjf-sampled did not order the 3 jobs: $(cat "$BASE/sampled.log")"
 
 # 4. Placement: with the partition down nothing starts; the advisor asks for nodes; once up, the jobs
 #    run where it said.
