@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace rltune::policy {
@@ -69,6 +71,11 @@ void register_builtins() {
 
 const std::vector<PriorityEntry>& priority_policies() { return priorities(); }
 const std::vector<PlacementEntry>& placement_policies() { return placements(); }
+
+bool is_sampled(const std::string& spec) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  return std::any_of(priorities().begin(), priorities().end(), [&](const PriorityEntry& e) { return e.sampled && e.name == name; });
+}
 
 std::unique_ptr<Picker> make_picker(const std::string& spec, const PriorityOptions& options) {
   const auto colon = spec.find(':');

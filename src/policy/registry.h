@@ -15,6 +15,7 @@ struct PriorityEntry {
   std::string description;
   // `argument` is the text after "NAME:" in "--policy NAME:ARG" ("" when absent).
   std::function<std::unique_ptr<Picker>(const std::string& argument, const PriorityOptions& options)> make;
+  bool sampled = false;  // it draws its picks, so the sampling settings (--temperature) apply to it
 };
 
 struct PlacementEntry {
@@ -31,6 +32,8 @@ void register_builtins();
 const std::vector<PriorityEntry>& priority_policies();
 const std::vector<PlacementEntry>& placement_policies();
 
+// Whether "NAME" or "NAME:ARG" names a registered policy that draws its picks (rl-sampled, sjf-sampled).
+bool is_sampled(const std::string& spec);
 // Builds one policy's picker by name ("NAME" or "NAME:ARG"); InputError for unknown names.
 std::unique_ptr<Picker> make_picker(const std::string& spec, const PriorityOptions& options);
 // A priority order by name (fcfs, sjf...: the ones defined by a sort key), as a learned policy's

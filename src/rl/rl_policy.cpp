@@ -190,7 +190,8 @@ void register_rl_policy() {
          return make_ranked_picker(
              "sjf", agent, options, [ranker](const Observation& obs, std::span<float> out) { ranker->rank(obs, out); },
              [ranker](const policy::DecisionPass&, const sim::Engine& engine) { ranker->begin_run(engine); });
-       }});
+       },
+       /*sampled=*/true});
   for (const bool sampled : {false, true}) {
     const std::string name = sampled ? "rl-sampled" : "rl";
     policy::register_priority(
@@ -201,7 +202,8 @@ void register_rl_policy() {
            if (argument.empty()) throw InputError(fmt::format("--policy {} needs a model: {}:DIR", name, name));
            return make_rl_picker(load_policy(argument), options,
                                  sampled ? std::optional<std::uint64_t>(options.seed) : std::nullopt);
-         }});
+         },
+         sampled});
   }
 }
 

@@ -382,7 +382,6 @@ const SamplingSetting kSamplingSettings[] = {
 
 std::span<const MultifactorSetting> multifactor_settings() { return kMultifactorSettings; }
 std::span<const SamplingSetting> sampling_settings() { return kSamplingSettings; }
-bool is_sampled(const std::string& priority) { return priority.starts_with("rl-sampled:") || priority == "sjf-sampled"; }
 
 void validate(const MultifactorOptions& options) { check_bounds(options, multifactor_settings(), "multifactor"); }
 

@@ -31,7 +31,6 @@ struct PriorityOptions;
 // The sampled policies' numeric settings (the CLI's --temperature, YAML's temperature).
 using SamplingSetting = NumberSetting<PriorityOptions>;
 std::span<const SamplingSetting> sampling_settings();
-bool is_sampled(const std::string& priority);  // rl-sampled:DIR or sjf-sampled: a policy the settings apply to
 
 struct PriorityOptions {
   MultifactorOptions multifactor;
