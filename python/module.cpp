@@ -131,7 +131,7 @@ void check_settings(const experiment::ProfileSettings& s, bool milp_used, bool s
     throw InputError(fmt::format("runtime_options apply only to runtime 'predicted' (runtime is {})", s.runtime));
   if (given(s.milp_values) && !milp_used)
     throw InputError(fmt::format("milp settings apply only to placement 'milp' (placement is {})", s.placement));
-  if (given(s.sampling_values) && !sampled) throw InputError("temperature applies only to sampled policies (rl-sampled:DIR, sjf-sampled)");
+  if (given(s.sampling_values) && !sampled) throw InputError("temperature " + policy::only_for_sampled());
 }
 
 // A policy written in Python: a callable given each pass's observation [kSlots x features] and action

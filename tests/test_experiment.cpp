@@ -562,6 +562,12 @@ TEST(ExperimentConfig, TheTemperatureAppliesToSampledPoliciesOnly) {
   experiment::ProfileSettings{}.describe(plain, experiment::ProfileSettings{}.profile("sjf-sampled"));
   EXPECT_FALSE(plain.contains("temperature"));
   EXPECT_THROW(settings.set("sampling", "temperature", 200), InputError);
+  // Which policies sample is the registry's to say, with or without an argument or a placement.
+  EXPECT_TRUE(policy::is_sampled("sjf-sampled@milp"));
+  EXPECT_TRUE(policy::is_sampled("rl-sampled:models/m@milp"));
+  EXPECT_FALSE(policy::is_sampled("rl:models/m"));
+  EXPECT_FALSE(policy::is_sampled("sjf"));
+  EXPECT_EQ(policy::only_for_sampled(), "applies only to sampled policies (sjf-sampled, rl-sampled)");
 }
 
 // The window settings: YAML's `windows:` keys take exactly the records' bounds (the flags of train,

@@ -94,10 +94,9 @@ void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& pol
   if (sub.count("--runtime-model") > 0 && sim::parse_runtime_knowledge(runtime) != sim::RuntimeKnowledge::learned)
     throw InputError(fmt::format("--runtime-model applies only to --runtime predicted:learned (runtime is {})", runtime));
   bool sampled = false;
-  for (const auto& name : split_list(policies)) sampled = sampled || policy::is_sampled(name.substr(0, name.rfind('@')));
+  for (const auto& name : split_list(policies)) sampled = sampled || policy::is_sampled(name);
   for (const auto& s : policy::sampling_settings())
-    if (sub.count(s.flag) > 0 && !sampled)
-      throw InputError(fmt::format("{} applies only to sampled policies (rl-sampled:DIR, sjf-sampled)", s.flag));
+    if (sub.count(s.flag) > 0 && !sampled) throw InputError(fmt::format("{} {}", s.flag, policy::only_for_sampled()));
   std::vector<std::string> flags{"--milp-model"};
   for (const policy::MilpSetting& s : policy::milp_settings()) flags.push_back(s.flag);
   for (const std::string& name : flags)

@@ -144,7 +144,7 @@ struct Parser {
     if (priority.empty()) check.fail(node, key, "names no policy");
     for (const auto& setting : policy::sampling_settings())  // as the CLI: a setting that would be ignored is an error
       if (node.IsMap() && node[setting.key] && !policy::is_sampled(priority))
-        check.fail(node[setting.key], key + "." + setting.key, "applies only to sampled policies (rl-sampled:DIR, sjf-sampled)");
+        check.fail(node[setting.key], key + "." + setting.key, policy::only_for_sampled());
     if (s.engine.backfill_on_limits && !s.profile.backfill)
       check.fail(node, key, "backfill_limits plans backfilling: it needs backfill: true");
     // The model path is relative to the config file, like every other path. The label names the model
@@ -289,8 +289,7 @@ Json policy_json(const PolicySpec& s) {
     j["runtime_model"] = s.engine.runtime_model_file;
   if (p.placement == "milp") j["milp"] = milp_json(p.milp);
   if (p.priority == "multifactor") j["multifactor"] = multifactor_json(p.priority_options.multifactor);
-  if (policy::is_sampled(p.priority) && p.priority_options.temperature != 1)  // recorded when set, as outputs were before
-    write_settings(j, p.priority_options, policy::sampling_settings());
+  write_sampling(j, p);
   return j;
 }
 
@@ -304,6 +303,11 @@ Json milp_json(const policy::MilpOptions& m) {
   Json j{{"model", m.model}};
   write_settings(j, m, policy::milp_settings());
   return j;
+}
+
+void write_sampling(Json& j, const policy::ProfileOptions& p) {
+  if (policy::is_sampled(p.priority) && p.priority_options.temperature != 1)  // when set, so that outputs stay as they were
+    write_settings(j, p.priority_options, policy::sampling_settings());
 }
 
 Json multifactor_json(const policy::MultifactorOptions& mf) {

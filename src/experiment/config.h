@@ -88,6 +88,8 @@ struct Config {
 // The MILP and multifactor settings as written into config.json files (experiment, simulate, train).
 Json milp_json(const policy::MilpOptions& milp);
 Json multifactor_json(const policy::MultifactorOptions& multifactor);
+// A sampled policy's sampling settings (temperature), into `j`, when they are not the defaults.
+void write_sampling(Json& j, const policy::ProfileOptions& profile);
 
 // Parses EXP.yaml text; `file` names it in errors and anchors relative paths. Checks every name
 // (cluster presets, policies, placements, models exist) without reading traces.

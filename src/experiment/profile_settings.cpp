@@ -166,8 +166,7 @@ void ProfileSettings::describe(Json& config, const policy::ProfileOptions& p) co
     write_settings(config, e, sim::engine_settings());
   if (p.placement == "milp") config["milp"] = milp_json(p.milp);
   config["multifactor"] = multifactor_json(multifactor());
-  if (policy::is_sampled(p.priority) && p.priority_options.temperature != 1)  // recorded when set, as outputs were before
-    write_settings(config, p.priority_options, policy::sampling_settings());
+  write_sampling(config, p);
 }
 
 }  // namespace rltune::experiment

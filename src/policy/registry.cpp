@@ -73,8 +73,15 @@ const std::vector<PriorityEntry>& priority_policies() { return priorities(); }
 const std::vector<PlacementEntry>& placement_policies() { return placements(); }
 
 bool is_sampled(const std::string& spec) {
-  const std::string name = spec.substr(0, spec.find(':'));
+  const std::string name = spec.substr(0, spec.find_first_of(":@"));
   return std::any_of(priorities().begin(), priorities().end(), [&](const PriorityEntry& e) { return e.sampled && e.name == name; });
+}
+
+std::string only_for_sampled() {
+  std::string names;
+  for (const PriorityEntry& e : priorities())
+    if (e.sampled) names += (names.empty() ? "" : ", ") + e.name;
+  return fmt::format("applies only to sampled policies ({})", names);
 }
 
 std::unique_ptr<Picker> make_picker(const std::string& spec, const PriorityOptions& options) {

@@ -32,8 +32,11 @@ void register_builtins();
 const std::vector<PriorityEntry>& priority_policies();
 const std::vector<PlacementEntry>& placement_policies();
 
-// Whether "NAME" or "NAME:ARG" names a registered policy that draws its picks (rl-sampled, sjf-sampled).
+// Whether "NAME", "NAME:ARG" or either with "@PLACEMENT" names a registered policy that draws its picks
+// (rl-sampled, sjf-sampled).
 bool is_sampled(const std::string& spec);
+// "applies only to sampled policies (NAMES)": the error for a sampling setting where none samples.
+std::string only_for_sampled();
 // Builds one policy's picker by name ("NAME" or "NAME:ARG"); InputError for unknown names.
 std::unique_ptr<Picker> make_picker(const std::string& spec, const PriorityOptions& options);
 // A priority order by name (fcfs, sjf...: the ones defined by a sort key), as a learned policy's
