@@ -13,6 +13,7 @@
 #include "cluster/cluster_spec.h"
 #include "policy/profile.h"
 #include "policy/registry.h"
+#include "rl/rl_policy.h"
 #include "sim/engine.h"
 #include "sim/runtime_fit.h"
 #include "sim/runtime_predictor.h"
@@ -161,6 +162,11 @@ void BM_Window256MilpWays(benchmark::State& state) {
   o.milp.model = "ways";
   run_windows(state, o);
 }
+// SJF with each pick drawn (an agent that reconsiders; it reads the estimates, not the features).
+void BM_Window256SjfSampled(benchmark::State& state) {
+  rl::register_rl_policy();
+  run_windows(state, profile("sjf-sampled", policy::Blocking::global, false));
+}
 // The published RLTune's loop (--semantics reference) with SJF, without and with its backfilling.
 void BM_Window256Reference(benchmark::State& state) {
   auto o = profile("sjf", policy::Blocking::global, /*backfill=*/state.range(0) != 0);
@@ -174,6 +180,7 @@ BENCHMARK(BM_Window256MilpNodes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Window256MilpWays)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Window256Sjf)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Window256F1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Window256SjfSampled)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Window256Backfill)->Unit(benchmark::kMicrosecond);
 
 // Scale (issue targets): whole simulations where a naive scheduler grows with the square of the queue.
