@@ -235,6 +235,8 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "--target-kl: nan is not between 0 and 100" -- train --target-kl nan --out "$TMP/bad-kl"
   expect 2 "--trajs: 0 is not between 1 and 1000000" -- train --trajs 0 --out "$TMP/bad-trajs"
   expect 2 "--pi-iters: 2.5 is not a whole number" -- train --pi-iters 2.5 --out "$TMP/bad-iters"
+  expect 2 "--validation-temperature: -1 is not between 0 and 100" -- train --validation-temperature -1 --out "$TMP/bad-vt"
+  expect 2 "--teacher: sjf-sample not in" -- train --teacher sjf-sample --imitate 1 --out "$TMP/bad-teacher"
   [ ! -e "$TMP/bad-gamma" ] || fail "a refused train made its run folder"
   # Training with learned runtimes writes the model it fitted beside the policy; run again from that
   # file, a simulation gives the same schedule as one that fits its own on the same jobs.
@@ -321,6 +323,11 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
     --out "$TMP/run-imitate"
   grep -q '"commit":false' "$TMP/run-imitate/policy.json" || fail "policy.json lacks commit"
   grep -q '"imitation_epochs": 1' "$TMP/run-imitate/config.json" || fail "config.json lacks imitation_epochs"
+  expect 0 "imitation 1/1: cross-entropy .* sjf-sampled return" -- train --cluster helios --sample-jobs 3000 --window-len 64 \
+    --epochs 1 --trajs 2 --validation-windows 1 --pi-iters 2 --vf-iters 2 --baseline sjf --features extended --reconsider \
+    --teacher sjf-sampled --imitate 1 --validation-temperature 1 --out "$TMP/run-drawn"
+  grep -q '"teacher": "sjf-sampled"' "$TMP/run-drawn/config.json" || fail "config.json lacks the teacher"
+  grep -q '"validation_temperature": 1' "$TMP/run-drawn/config.json" || fail "config.json lacks validation_temperature"
   expect 0 "rl:" -- simulate --policy sjf,rl:"$TMP/run-imitate" --sample-jobs 300
   for model in helios-f1-bsld-ranked philly-sjf-bsld-ranked alibaba-uni-bsld-ranked; do
     expect 0 "$model" -- simulate --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/$model" --sample-jobs 300

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -619,6 +620,74 @@ TEST(Rollout, TheClairvoyantTeacherIsSjfWithTrueDurations) {
   }
   EXPECT_TRUE(departs);
   EXPECT_GT(teacher / 4, 0.0);
+}
+
+// The sjf-sampled teacher draws as the heuristic does. Jobs of 100, 110 and 121 s in turn, all queued at
+// 0 and each needing the whole node, so that any 3-job window holds one of each and only the first pick
+// starts then. Weights 100^-log2(estimate / 100 s): 1, 0.531 and 0.282, so the first pick is the 100 s
+// job (slot 0 of SJF's order) with probability 0.552, the 110 s one with 0.293 and the 121 s one with 0.155.
+TEST(Rollout, TheSjfSampledTeacherDrawsAsTheHeuristic) {
+  policy::register_builtins();
+  const cluster::ClusterSpec cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 8}\n");
+  std::vector<trace::JobSpec> jobs;
+  for (int i = 0; i < 60; ++i) jobs.push_back(testing::job(fmt::format("j{}", i), 0, std::array{100, 110, 121}[i % 3], 8));
+  EnvOptions o;
+  o.window.length = 3;
+  o.baseline = "sjf";
+  o.commit = false;
+  o.profile.priority = "sjf";
+  Env env(cluster, jobs, o);
+  std::array<int, 3> first{};
+  const int episodes = 3000;
+  for (int k = 0; k < episodes; ++k) {
+    Rng rng(static_cast<std::uint64_t>(k));
+    const Episode e = play_sjf_sampled(env, rng, Split::train);
+    ASSERT_GE(e.decisions(), 3u);  // and a pick that does not fit yet waits for the next event
+    ASSERT_EQ(e.observations.size(), e.decisions() * kSlots * static_cast<std::size_t>(e.features)) << "the teacher's episodes are recorded";
+    ++first.at(static_cast<std::size_t>(e.actions[0]));
+  }
+  EXPECT_NEAR(first[0] / double(episodes), 0.552, 0.03);
+  EXPECT_NEAR(first[1] / double(episodes), 0.293, 0.03);
+  EXPECT_NEAR(first[2] / double(episodes), 0.155, 0.025);
+  EXPECT_NEAR(sjf_sampled_score(200) - sjf_sampled_score(100), -std::log(100.0), 1e-9) << "half the estimate: 100 times the weight";
+}
+
+// --validation-temperature: validation draws the picks instead of taking the argmax. The training
+// rollouts are the same; the validation returns are not; config.json records the setting only when set.
+TEST(Trainer, ValidationDrawsThePicksAtTheValidationTemperature) {
+  const Workload s;
+  const auto run = [&](double temperature, std::string& config) {
+    TempDir dir;
+    TrainOptions o;
+    o.env.window.length = 64;
+    o.epochs = 2;
+    o.trajs = 3;
+    o.threads = 2;
+    o.validation_windows = 3;
+    o.validation_temperature = temperature;
+    o.progress = false;
+    o.out = dir.path;
+    RecordingLearner learner;
+    const auto records = train(s.cluster, s.trace.jobs, o, learner, {});
+    config = read_file((std::filesystem::path(dir.path) / "config.json").string()).value_or("");
+    return std::pair(learner.actions, records);
+  };
+  std::string greedy_config, drawn_config, hot_config;
+  const auto [greedy_actions, greedy] = run(0, greedy_config);
+  const auto [drawn_actions, drawn] = run(1, drawn_config);
+  const auto [hot_actions, hot] = run(5, hot_config);
+  EXPECT_EQ(greedy_actions, drawn_actions);
+  EXPECT_EQ(greedy_actions, hot_actions);
+  ASSERT_EQ(greedy.size(), 2u);
+  for (std::size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(greedy[e].mean_return, drawn[e].mean_return);
+    EXPECT_NE(greedy[e].validation_return, drawn[e].validation_return) << e;
+    EXPECT_NE(drawn[e].validation_return, hot[e].validation_return) << e;
+  }
+  EXPECT_EQ(greedy_config.find("validation_temperature"), std::string::npos);
+  EXPECT_NE(drawn_config.find("\"validation_temperature\": 1"), std::string::npos);
+  std::string ignored;
+  for (const double bad : {-0.5, 101.0}) EXPECT_THROW(run(bad, ignored), InputError) << bad;
 }
 
 TEST(Trainer, RolloutsDoNotDependOnTheThreadCount) {

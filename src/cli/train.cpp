@@ -209,8 +209,9 @@ Command add_train(CLI::App& app) {
   sub->add_flag("--skip", o.env.skip, "Let the policy also wait: start nothing until the next event or 600 s later (docs/published-rltune.md, B8)");
   add_settings(*sub, rl::train_settings(), o);
   sub->add_option("--teacher", args->teacher,
-                  "Whose picks --imitate clones: baseline (the --baseline's) or clairvoyant (of the visible jobs, the one with the "
-                  "shortest true duration: hindsight from the training windows; the model still sees only estimates)")
+                  "Whose picks --imitate clones: baseline (the --baseline's), clairvoyant (of the visible jobs, the one with the "
+                  "shortest true duration: hindsight from the training windows; the model still sees only estimates) or sjf-sampled "
+                  "(its draws at temperature 1, so that the policy, drawn from, starts as that heuristic)")
       ->capture_default_str()
       ->check(CLI::IsMember(rl::kTeacherNames.names()));
   sub->add_option("--window-len", o.env.window.length, "Jobs per episode")

@@ -108,10 +108,9 @@ class ModelRanker {
   Rng rng_;
 };
 
-// `sjf-sampled`: SJF with each pick drawn. A job's score is -log2(estimate) x ln(100), so that at
-// temperature 1 a job with half the estimate of another is 100 times as likely to be picked (the
-// temperature that did best on helios-users' validation windows; models/README.md). It is an agent
-// that reconsiders, as the realistic models do: a pick that cannot start is not kept for later.
+// `sjf-sampled`: SJF with each pick drawn, by sjf_sampled_score (temperature 1 did best on
+// helios-users' validation windows; models/README.md). It is an agent that reconsiders, as the
+// realistic models do: a pick that cannot start is not kept for later.
 class SampledSjfRanker {
  public:
   explicit SampledSjfRanker(const policy::PriorityOptions& options) : options_(options), rng_(options.seed) {}
@@ -120,11 +119,9 @@ class SampledSjfRanker {
     rng_ = Rng(options_.seed);
   }
   void rank(const Observation& obs, std::span<float> out) {
-    static const double kPerHalving = std::log(100.0);
-    for (int s = 0; s < obs.visible; ++s) {
-      const double estimate = static_cast<double>(engine_->job(obs.jobs[static_cast<std::size_t>(s)]).estimate);
-      out[static_cast<std::size_t>(s)] = static_cast<float>(-std::log2(std::max(estimate, 1.0)) * kPerHalving);
-    }
+    for (int s = 0; s < obs.visible; ++s)
+      out[static_cast<std::size_t>(s)] =
+          static_cast<float>(sjf_sampled_score(static_cast<double>(engine_->job(obs.jobs[static_cast<std::size_t>(s)]).estimate)));
     draw(obs, out, options_.temperature, rng_);
   }
 
@@ -165,6 +162,11 @@ std::unique_ptr<policy::ProfileScheduler> make_rl_profile(const PolicyFile& mode
                                                           std::optional<std::uint64_t> sample_seed) {
   return std::make_unique<policy::ProfileScheduler>(options, make_rl_picker(model, options.priority_options, sample_seed),
                                                     policy::make_placement(options));
+}
+
+double sjf_sampled_score(double estimate_s) {
+  static const double kPerHalving = std::log(100.0);
+  return -std::log2(std::max(estimate_s, 1.0)) * kPerHalving;
 }
 
 std::optional<RlSpec> parse_rl_spec(std::string_view priority) {

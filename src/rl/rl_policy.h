@@ -38,6 +38,9 @@ struct RlSpec {
   bool sampled = false;
 };
 std::optional<RlSpec> parse_rl_spec(std::string_view priority);  // nullopt for any other policy
+// `sjf-sampled`'s score of a job with this runtime estimate (seconds): -log2(estimate) x ln(100), so
+// that at temperature 1 a job with half the estimate of another is 100 times as likely to be drawn.
+double sjf_sampled_score(double estimate_s);
 // Registers "rl" and "rl-sampled" (argument: a training run directory or a policy.json) in the policy registry.
 void register_rl_policy();
 

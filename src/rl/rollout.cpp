@@ -2,8 +2,10 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
+#include "rl/rl_policy.h"
 
 namespace rltune::rl {
 
@@ -39,12 +41,15 @@ Episode play_with(Env& env, Rng& rng, Split split, bool record, const Pick& pick
 
 }  // namespace
 
-Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record) {
+Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record, double temperature) {
   env.set_ranker([&net](const Observation& o, std::span<float> out) { net.logits(o, out); });
   std::array<float, kActions> logits;
   Episode e = play_with(env, rng, split, record, [&](const Observation& obs, double& log_prob) {
     net.logits(obs, logits);
-    return greedy ? PolicyNet::argmax(logits, obs) : PolicyNet::sample(logits, obs, rng, log_prob);
+    if (greedy) return PolicyNet::argmax(logits, obs);
+    if (temperature != 1)
+      for (float& l : logits) l = static_cast<float>(l / temperature);  // -infinity stays
+    return PolicyNet::sample(logits, obs, rng, log_prob);
   });
   env.set_ranker({});  // it refers to `net`
   return e;
@@ -72,6 +77,22 @@ Episode play_clairvoyant(Env& env, Rng& rng, Split split) {
       while (best < kActions - 1 && !obs.mask[static_cast<std::size_t>(best)]) ++best;
     }
     return best;
+  });
+}
+
+Episode play_sjf_sampled(Env& env, Rng& rng, Split split) {
+  std::array<float, kActions> scores;
+  return play_with(env, rng, split, true, [&](const Observation& obs, double& log_prob) {
+    scores.fill(-std::numeric_limits<float>::infinity());  // masked actions, as PolicyNet::logits writes them
+    bool any = false;
+    for (int slot = 0; slot < obs.visible; ++slot) {
+      if (!obs.mask[static_cast<std::size_t>(slot)]) continue;
+      const double estimate = static_cast<double>(env.engine().job(obs.jobs[static_cast<std::size_t>(slot)]).estimate);
+      scores[static_cast<std::size_t>(slot)] = static_cast<float>(sjf_sampled_score(estimate));
+      any = true;
+    }
+    if (!any) scores[kSkip] = 0;  // no job slot is legal: skip (the only legal action then)
+    return PolicyNet::sample(scores, obs, rng, log_prob);
   });
 }
 

@@ -25,9 +25,9 @@ struct Episode {
   std::size_t decisions() const { return actions.size(); }
 };
 
-// Plays one episode on a window drawn from `split` with `rng`: sampled actions, or the argmax when
-// `greedy`. Records observations only when `record`.
-Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record);
+// Plays one episode on a window drawn from `split` with `rng`: actions drawn from the policy with its
+// logits divided by `temperature`, or the argmax when `greedy`. Records observations only when `record`.
+Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy, bool record, double temperature = 1);
 // The same, recorded, with the baseline's own picks: the first legal slot of its order (what behaviour
 // cloning learns from).
 Episode play_baseline(Env& env, Rng& rng, Split split);
@@ -35,6 +35,10 @@ Episode play_baseline(Env& env, Rng& rng, Split split);
 // duration (ties: the earlier slot). Hindsight only a training split has; the model that clones it still
 // sees only estimates, so it learns which estimates to doubt. Under oracle runtimes this is SJF's pick.
 Episode play_clairvoyant(Env& env, Rng& rng, Split split);
+
+// The same with `sjf-sampled`'s picks at temperature 1: each drawn among the legal slots in proportion to
+// exp(sjf_sampled_score(estimate)), so that a policy that clones them starts from that heuristic.
+Episode play_sjf_sampled(Env& env, Rng& rng, Split split);
 
 struct Batch {
   int features = kFeatures;

@@ -52,6 +52,9 @@ std::span<const NumberSetting<TrainOptions>> train_settings() {
        1, 4096, &T::threads},
       {"--validation-windows", "validation_windows", "Validation windows scored after every epoch (picks best.pt)", 0, 100000,
        &T::validation_windows},
+      {"--validation-temperature", "validation_temperature",
+       "Validation draws each pick from the policy at this temperature, as rl-sampled runs it (0: the argmax, as rl runs it)", 0,
+       100, &T::validation_temperature},
   };
   return settings;
 }
@@ -79,6 +82,7 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"seed", o.seed},
           {"ppo", o.ppo.to_json()}};
   write_settings(j, o, train_settings());
+  if (o.validation_temperature == 0) j.erase("validation_temperature");  // runs without it record what they did before it existed
   if (o.env.window.warmup > 0) j["warmup"] = o.env.window.warmup;
   if (o.teacher != Teacher::baseline) j["teacher"] = kTeacherNames.name(o.teacher);
   if (sim::is_predicted(o.env.engine.runtime)) write_settings(j, o.env.engine, sim::engine_settings());
@@ -395,7 +399,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
 
   // Plays this rank's block of `count` episodes on its threads, each thread on its own environment;
   // episode k uses rng(k). Without `net`, the teacher's picks.
-  const auto play_all = [&](int count, const PolicyNet* net, Split split, bool greedy, const auto& rng_of) {
+  const auto play_all = [&](int count, const PolicyNet* net, Split split, double temperature, const auto& rng_of) {
     const Block block = block_of(static_cast<std::size_t>(count), comm.rank(), comm.size());
     std::vector<Episode> episodes(block.last - block.first);
     double seconds = 0;  // this rank's own rollout time, without waiting for the others
@@ -404,8 +408,11 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
       for_each_parallel(episodes.size(), o.threads, [&](std::size_t i, int worker) {
         Env& env = *envs[static_cast<std::size_t>(worker)];
         Rng rng = rng_of(static_cast<int>(block.first + i));
-        episodes[i] = net                                   ? play(env, *net, rng, split, greedy, !greedy)
+        // Training rollouts (temperature 1) are recorded; validation's are not.
+        const bool training = split == Split::train;
+        episodes[i] = net                                   ? play(env, *net, rng, split, temperature == 0, training, temperature)
                       : o.teacher == Teacher::clairvoyant ? play_clairvoyant(env, rng, split)
+                      : o.teacher == Teacher::sjf_sampled ? play_sjf_sampled(env, rng, split)
                                                           : play_baseline(env, rng, split);
       });
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -422,7 +429,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   // Behaviour cloning first (fresh runs only): the policy learns the teacher's picks, so that PPO
   // starts from the teacher's schedule (or as near as estimates allow) instead of a random one.
   for (int i = 0; first_epoch == 0 && i < o.imitation_epochs; ++i) {
-    const Played played = play_all(o.trajs, nullptr, Split::train, false, [&](int k) {
+    const Played played = play_all(o.trajs, nullptr, Split::train, 1, [&](int k) {
       return Rng(stream_seed(o.seed, std::numeric_limits<std::uint64_t>::max() - 1 - static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(k)));
     });
     const double loss = learner.imitate(batch_of(played.mine));
@@ -439,7 +446,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
     together(comm, [&] { fail_here_for_tests(comm, epoch + 1, fmt::format("epoch {}", epoch + 1)); });
     const PolicyNet net = learner.policy();
-    const Played played = play_all(o.trajs, &net, Split::train, false, [&](int k) {
+    const Played played = play_all(o.trajs, &net, Split::train, 1, [&](int k) {
       return Rng(stream_seed(o.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(k)));
     });
 
@@ -471,7 +478,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
 
     const PolicyNet updated = learner.policy();
     if (o.validation_windows > 0) {
-      for (const double reward : play_all(o.validation_windows, &updated, Split::validation, true, validation_rng).reward)
+      for (const double reward : play_all(o.validation_windows, &updated, Split::validation, o.validation_temperature, validation_rng).reward)
         r.validation_return += reward / o.validation_windows;
     } else {
       r.validation_return = r.mean_return;

@@ -1,7 +1,7 @@
 #pragma once
 // The training loop (torch-free): each epoch plays `trajs` episodes on training windows in parallel
-// threads with the current policy, updates the learner, scores the greedy policy on fixed validation
-// windows, and checkpoints atomically into the run directory:
+// threads with the current policy, updates the learner, scores the policy on fixed validation windows
+// (its argmax, or its draws with --validation-temperature), and checkpoints atomically into the run directory:
 //   config.json   the run's settings (checked on --resume: a resumed run must use the same ones)
 //   model.pt      policy, value and optimiser state after the last epoch (+ the loop's own state)
 //   policy.json   the last policy's weights for the torch-free forward pass (`rl:DIR`)
@@ -25,10 +25,11 @@
 
 namespace rltune::rl {
 
-// Whose picks behaviour cloning learns: the --baseline's, or a clairvoyant teacher's (of the visible
-// jobs, the one with the shortest true duration; rollout.h).
-enum class Teacher { baseline, clairvoyant };
-inline constexpr NameTable<Teacher, 2> kTeacherNames{"teacher", {{{Teacher::baseline, "baseline"}, {Teacher::clairvoyant, "clairvoyant"}}}};
+// Whose picks behaviour cloning learns: the --baseline's, a clairvoyant teacher's (of the visible jobs,
+// the one with the shortest true duration), or sjf-sampled's draws (rollout.h).
+enum class Teacher { baseline, clairvoyant, sjf_sampled };
+inline constexpr NameTable<Teacher, 3> kTeacherNames{
+    "teacher", {{{Teacher::baseline, "baseline"}, {Teacher::clairvoyant, "clairvoyant"}, {Teacher::sjf_sampled, "sjf-sampled"}}}};
 
 struct TrainOptions {
   EnvOptions env;
@@ -41,6 +42,7 @@ struct TrainOptions {
   int threads = 1;
   std::uint64_t seed = 0;
   int validation_windows = 10;
+  double validation_temperature = 0;  // validation draws the picks at this temperature; 0: the argmax
   std::string out;  // run directory
   bool resume = false;
   bool progress = true;  // progress bar / lines on stderr
