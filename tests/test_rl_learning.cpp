@@ -688,6 +688,12 @@ TEST(Trainer, ValidationDrawsThePicksAtTheValidationTemperature) {
   EXPECT_NE(drawn_config.find("\"validation_temperature\": 1"), std::string::npos);
   std::string ignored;
   for (const double bad : {-0.5, 101.0}) EXPECT_THROW(run(bad, ignored), InputError) << bad;
+  TrainOptions none;
+  none.validation_windows = 0;
+  none.validation_temperature = 1;
+  none.progress = false;
+  RecordingLearner learner;
+  EXPECT_THROW(train(s.cluster, s.trace.jobs, none, learner, {}), InputError) << "a temperature for validation there is not";
 }
 
 TEST(Trainer, RolloutsDoNotDependOnTheThreadCount) {

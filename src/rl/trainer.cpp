@@ -356,6 +356,8 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   together(comm, [&] {
     check_bounds(o, train_settings(), "train");
     check_bounds(o.ppo, ppo_settings(), "ppo");
+    if (o.validation_windows == 0 && o.validation_temperature != 0)
+      throw InputError("--validation-temperature applies only with --validation-windows (there are none: epochs are compared on their training return)");
     if (o.trajs < comm.size())
       throw InputError(fmt::format("--trajs {} is fewer than the {} MPI ranks: each rank needs a trajectory", o.trajs, comm.size()));
     if (learner.policy().skip != o.env.skip)
