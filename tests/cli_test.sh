@@ -323,10 +323,12 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
     --out "$TMP/run-imitate"
   grep -q '"commit":false' "$TMP/run-imitate/policy.json" || fail "policy.json lacks commit"
   grep -q '"imitation_epochs": 1' "$TMP/run-imitate/config.json" || fail "config.json lacks imitation_epochs"
-  expect 0 "imitation 1/1: cross-entropy .* sjf-sampled return" -- train --cluster helios --sample-jobs 3000 --window-len 64 \
+  expect 0 "imitation 1/1: cross-entropy [0-9.]+ \\(the teacher's entropy [0-9.]+\\), sjf-sampled return" -- train --cluster helios --sample-jobs 3000 --window-len 64 \
     --epochs 1 --trajs 2 --validation-windows 1 --pi-iters 2 --vf-iters 2 --baseline sjf --features extended --reconsider \
-    --teacher sjf-sampled --imitate 1 --validation-temperature 1 --out "$TMP/run-drawn"
+    --teacher sjf-sampled --imitate 1 --imitation-lr 0.01 --validation-temperature 1 --out "$TMP/run-drawn"
   grep -q '"teacher": "sjf-sampled"' "$TMP/run-drawn/config.json" || fail "config.json lacks the teacher"
+  grep -q '"imitation_lr": 0.01' "$TMP/run-drawn/config.json" || fail "config.json lacks imitation_lr"
+  grep -q 'imitation_lr' "$TMP/run-imitate/config.json" && fail "config.json records imitation_lr though it was not set"
   grep -q '"validation_temperature": 1' "$TMP/run-drawn/config.json" || fail "config.json lacks validation_temperature"
   expect 0 "rl:" -- simulate --policy sjf,rl:"$TMP/run-imitate" --sample-jobs 300
   for model in helios-f1-bsld-ranked philly-sjf-bsld-ranked alibaba-uni-bsld-ranked; do

@@ -645,6 +645,27 @@ TEST(Rollout, TheSjfSampledTeacherDrawsAsTheHeuristic) {
     ASSERT_GE(e.decisions(), 3u);  // and a pick that does not fit yet waits for the next event
     ASSERT_EQ(e.observations.size(), e.decisions() * kSlots * static_cast<std::size_t>(e.features)) << "the teacher's episodes are recorded";
     ++first.at(static_cast<std::size_t>(e.actions[0]));
+    ASSERT_EQ(e.targets.size(), e.decisions() * kActions) << "and its probabilities, for cloning";
+    for (std::size_t d = 0; d < e.decisions(); ++d) {
+      double total = 0;
+      for (int a = 0; a < kActions; ++a) {
+        const float p = e.targets[d * kActions + static_cast<std::size_t>(a)];
+        total += p;
+        if (!e.masks[d * kActions + static_cast<std::size_t>(a)]) ASSERT_EQ(p, 0.0f) << "a masked action has probability 0";
+      }
+      ASSERT_NEAR(total, 1.0, 1e-5);
+    }
+    if (k == 0) {
+      EXPECT_NEAR(e.targets[0], 0.552, 0.001);
+      EXPECT_NEAR(e.targets[1], 0.293, 0.001);
+      EXPECT_NEAR(e.targets[2], 0.155, 0.001);
+      Batch b;
+      b.features = e.features;
+      b.append(e);
+      EXPECT_GT(b.target_entropy(), 0.0);
+      Rng other(99);
+      EXPECT_THROW(b.append(play_baseline(env, other, Split::train)), InvariantError) << "a batch has targets for all its episodes or none";
+    }
   }
   EXPECT_NEAR(first[0] / double(episodes), 0.552, 0.03);
   EXPECT_NEAR(first[1] / double(episodes), 0.293, 0.03);

@@ -24,6 +24,7 @@ struct PpoOptions {
   double target_kl = 0.01;  // the policy loop stops once the mean KL exceeds 1.5 x this
   double adv_eps = 1e-8;    // advantage normalisation (B28)
   double ent_coef = 0;      // entropy bonus: the policy loss minus this x the mean entropy (the reference has none)
+  double imitation_lr = 0;  // the policy's learning rate while cloning (Learner::imitate); 0: pi_lr
   nlohmann::json to_json() const;
 };
 // The settings of PpoOptions that train's flags set (adv_eps is fixed): flag, key in config.json's
@@ -42,8 +43,8 @@ class Learner {
   // rank, each with its own episodes, in the order of the episodes (rank 0's first); the update is
   // over all of them, and the stats the same on every rank.
   virtual UpdateStats update(const Batch& batch) = 0;
-  // Behaviour cloning: pi_iters steps of the policy optimiser on the cross-entropy of the batch's actions
-  // (the critic is left alone). Returns the mean cross-entropy before the last step. Ranks: as update().
+  // Behaviour cloning: pi_iters steps of the policy optimiser on the cross-entropy of the batch's actions,
+  // or of its targets when it has them (the critic is left alone). Returns the mean cross-entropy before the last step. Ranks: as update().
   virtual double imitate(const Batch& batch) = 0;
   // A copy of the current policy weights for the torch-free forward pass.
   virtual PolicyNet policy() const = 0;

@@ -1,5 +1,6 @@
 #include "rl/rollout.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -82,7 +83,8 @@ Episode play_clairvoyant(Env& env, Rng& rng, Split split) {
 
 Episode play_sjf_sampled(Env& env, Rng& rng, Split split) {
   std::array<float, kActions> scores;
-  return play_with(env, rng, split, true, [&](const Observation& obs, double& log_prob) {
+  std::vector<float> targets;
+  Episode e = play_with(env, rng, split, true, [&](const Observation& obs, double& log_prob) {
     scores.fill(-std::numeric_limits<float>::infinity());  // masked actions, as PolicyNet::logits writes them
     bool any = false;
     for (int slot = 0; slot < obs.visible; ++slot) {
@@ -92,8 +94,15 @@ Episode play_sjf_sampled(Env& env, Rng& rng, Split split) {
       any = true;
     }
     if (!any) scores[kSkip] = 0;  // no job slot is legal: skip (the only legal action then)
-    return PolicyNet::sample(scores, obs, rng, log_prob);
+    const int action = PolicyNet::sample(scores, obs, rng, log_prob);
+    const float top = *std::max_element(scores.begin(), scores.end());
+    double total = 0;
+    for (const float score : scores) total += std::exp(static_cast<double>(score - top));
+    for (const float score : scores) targets.push_back(static_cast<float>(std::exp(static_cast<double>(score - top)) / total));
+    return action;
   });
+  e.targets = std::move(targets);
+  return e;
 }
 
 void Batch::append(const Episode& e) {
@@ -103,9 +112,19 @@ void Batch::append(const Episode& e) {
   const std::size_t first = size();
   observations.insert(observations.end(), e.observations.begin(), e.observations.end());
   masks.insert(masks.end(), e.masks.begin(), e.masks.end());
+  RLTUNE_CHECK(e.targets.empty() || e.targets.size() == e.decisions() * kActions, "a target per action of each decision");
+  RLTUNE_CHECK(targets.size() == (e.targets.empty() ? 0 : first * kActions), "every episode of a batch has targets, or none");
   actions.insert(actions.end(), e.actions.begin(), e.actions.end());
+  targets.insert(targets.end(), e.targets.begin(), e.targets.end());
   episodes.emplace_back(first, size());
   rewards.push_back(e.reward);
+}
+
+double Batch::target_entropy() const {
+  double entropy = 0;
+  for (const float p : targets)
+    if (p > 0) entropy -= p * std::log(static_cast<double>(p));
+  return size() == 0 ? 0 : entropy / static_cast<double>(size());
 }
 
 void gae(std::span<const float> values, double reward, double gamma, double lambda, std::span<float> advantages,

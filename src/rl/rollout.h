@@ -19,6 +19,9 @@ struct Episode {
   std::vector<float> observations;  // decisions x kSlots x features
   std::vector<std::uint8_t> masks;  // decisions x kActions
   std::vector<int> actions;         // action (slot or kSkip) per decision
+  // A teacher that draws its picks also gives its probabilities (decisions x kActions), which behaviour
+  // cloning matches instead of the one pick drawn: the same gradient on average, with less noise.
+  std::vector<float> targets;
   double reward = 0;                // terminal reward
   double baseline_score = 0, agent_score = 0;
   std::size_t window_start = 0;
@@ -37,7 +40,8 @@ Episode play_baseline(Env& env, Rng& rng, Split split);
 Episode play_clairvoyant(Env& env, Rng& rng, Split split);
 
 // The same with `sjf-sampled`'s picks at temperature 1: each drawn among the legal slots in proportion to
-// exp(sjf_sampled_score(estimate)), so that a policy that clones them starts from that heuristic.
+// exp(sjf_sampled_score(estimate)), so that a policy that clones them starts from that heuristic. The
+// episode's targets hold those probabilities.
 Episode play_sjf_sampled(Env& env, Rng& rng, Split split);
 
 struct Batch {
@@ -45,10 +49,13 @@ struct Batch {
   std::vector<float> observations;  // size() x kSlots x features
   std::vector<std::uint8_t> masks;  // size() x kActions
   std::vector<int> actions;
+  std::vector<float> targets;  // size() x kActions when every episode has them, else empty
   std::vector<std::pair<std::size_t, std::size_t>> episodes;  // [first, last) decisions of each episode
   std::vector<double> rewards;                                // terminal reward of each episode
   std::size_t size() const { return actions.size(); }
   void append(const Episode& e);
+  // The mean entropy of the targets per decision (nats): the least cross-entropy a clone can reach.
+  double target_entropy() const;
 };
 
 // GAE(lambda) for one episode whose only reward is `reward` at its last step (values = V(s_t)):

@@ -187,10 +187,26 @@ class PpoLearner final : public Learner {
   double imitate(const Batch& batch) override {
     std::vector<Shard> shards = shards_of(batch, tensors(batch));
     const auto pi_params = policy_->parameters();
+    // The teacher's probabilities when it gave them, else its picks. Masked actions have probability 0
+    // and a finite log-probability (kMaskedLogit), so they add nothing.
+    const torch::Tensor targets =
+        batch.targets.empty() ? torch::Tensor()
+                              : torch::from_blob(const_cast<float*>(batch.targets.data()), {static_cast<std::int64_t>(batch.size()), kActions});
+    // Cloning at its own learning rate, if one is set; PPO's is back once it returns (or throws).
+    struct Rate {
+      torch::optim::AdamOptions& adam;
+      double saved;
+      ~Rate() { adam.lr(saved); }
+    } rate{static_cast<torch::optim::AdamOptions&>(pi_opt_.param_groups().front().options()), options_.pi_lr};
+    rate.saved = rate.adam.lr();
+    if (options_.imitation_lr > 0) rate.adam.lr(options_.imitation_lr);
     double loss = 0;
     for (int i = 0; i < options_.pi_iters; ++i) {
       in_parallel(shards, threads_, [&](Shard& sh) {
-        const auto cross_entropy = -shard_log_probs(sh).gather(1, sh.actions.unsqueeze(1)).mean();
+        const auto log_probs = shard_log_probs(sh);
+        const auto cross_entropy =
+            targets.defined() ? -(targets.slice(0, sh.first, sh.last).slice(1, 0, log_probs.size(1)) * log_probs).sum(1).mean()
+                              : -log_probs.gather(1, sh.actions.unsqueeze(1)).mean();
         sh.grads = torch::autograd::grad({cross_entropy * sh.weight}, pi_params);
         sh.terms[0] = cross_entropy.item<double>();
       });
