@@ -43,8 +43,9 @@ class Learner {
   // rank, each with its own episodes, in the order of the episodes (rank 0's first); the update is
   // over all of them, and the stats the same on every rank.
   virtual UpdateStats update(const Batch& batch) = 0;
-  // Behaviour cloning: pi_iters steps of the policy optimiser on the cross-entropy of the batch's actions,
-  // or of its targets when it has them (the critic is left alone). Returns the mean cross-entropy before the last step. Ranks: as update().
+  // Behaviour cloning: pi_iters steps of the policy optimiser (at imitation_lr if set) on the cross-entropy
+  // of the batch's actions, or of its targets when it has them (the critic is left alone). Returns the
+  // mean cross-entropy before the last step. Ranks: as update().
   virtual double imitate(const Batch& batch) = 0;
   // A copy of the current policy weights for the torch-free forward pass.
   virtual PolicyNet policy() const = 0;

@@ -193,13 +193,13 @@ class PpoLearner final : public Learner {
         batch.targets.empty() ? torch::Tensor()
                               : torch::from_blob(const_cast<float*>(batch.targets.data()), {static_cast<std::int64_t>(batch.size()), kActions});
     // Cloning at its own learning rate, if one is set; PPO's is back once it returns (or throws).
-    struct Rate {
+    auto& adam = static_cast<torch::optim::AdamOptions&>(pi_opt_.param_groups().front().options());
+    struct Restore {
       torch::optim::AdamOptions& adam;
-      double saved;
-      ~Rate() { adam.lr(saved); }
-    } rate{static_cast<torch::optim::AdamOptions&>(pi_opt_.param_groups().front().options()), options_.pi_lr};
-    rate.saved = rate.adam.lr();
-    if (options_.imitation_lr > 0) rate.adam.lr(options_.imitation_lr);
+      double lr;
+      ~Restore() { adam.lr(lr); }
+    } restore{adam, adam.lr()};
+    if (options_.imitation_lr > 0) adam.lr(options_.imitation_lr);
     double loss = 0;
     for (int i = 0; i < options_.pi_iters; ++i) {
       in_parallel(shards, threads_, [&](Shard& sh) {
