@@ -62,11 +62,20 @@ for cluster in $CLUSTERS; do
 done
 
 # The realistic regime (models/README.md): helios-users, pool blocking, backfilling, predicted
-# runtimes, 1,000-job warm-up; evaluated by experiments/realistic.yaml. About 4 to 5 hours on 2 cores.
+# runtimes, 1,000-job warm-up; evaluated by experiments/realistic.yaml. About 4 to 5 hours on 2 cores
+# for the first model.
 if [ -z "${*:-}" ] || echo " $* " | grep -q " helios "; then
   rm -rf models/helios-users-sjf-bsld-realistic
   "$RLTUNE" train --cluster helios --like helios-users --sample-jobs 20000 --sample-load 0.95 --seed 1 \
     --window-len 256 --warmup 1000 --blocking pool --backfill --runtime predicted --baseline sjf --score bsld \
     --features realistic --reconsider --imitate 10 --epochs 86 --trajs 30 --threads 2 --quiet \
     --out models/helios-users-sjf-bsld-realistic
+  # The second: from sjf-sampled (its probabilities cloned), with learned estimates and limit plans,
+  # best.json picked on validation windows drawn at temperature 1. About 1 h 10 min on 2 cores.
+  rm -rf models/helios-users-sjf-sampled-bsld-realistic
+  "$RLTUNE" train --cluster helios --like helios-users --sample-jobs 20000 --sample-load 0.95 --seed 1 \
+    --window-len 256 --warmup 1000 --blocking pool --backfill --backfill-limits --runtime predicted:learned \
+    --baseline sjf --score bsld --features realistic --reconsider --teacher sjf-sampled --imitate 10 --imitation-lr 0.01 \
+    --validation-temperature 1 --validation-windows 30 --epochs 60 --trajs 30 --threads 2 --quiet \
+    --out models/helios-users-sjf-sampled-bsld-realistic
 fi
