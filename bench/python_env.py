@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
 """Step rates of the Python module's environments against the C++ environment, in one run (issue 22).
 
-    PYTHONPATH=build/release/python /usr/bin/python3 bench/python_env.py [--episodes 20]
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/python_env.py [--episodes 200]
 
 The helios preset, a generated Helios-like workload (20,000 jobs, load 0.9, seed 1), 256-job windows,
 extended features, global blocking. Rates are agent steps per second over whole episodes, resets
-(which run the baseline over the window) included:
-  C++ loop       the environment stepped from C++ (Env._play), legal actions drawn at random
+(which run the baseline over the window) included, each measured after two warm-up episodes (per
+environment for VecEnv): the first episodes fill the observation's caches and run slower.
+  C++ loop       the environment stepped from C++ (Env._play), legal actions drawn at random, or the
+                 first legal action
   Python random  Env.step from Python, a random legal action drawn each step with Python's random
-                 module (np.flatnonzero for the legal actions)
-  Python numpy   the same with numpy's Generator.integers for the draw: a scalar draw from numpy costs
-                 about 1 us more than one from random, which this row shows as the agent's, not the
-                 binding's
-  Python first   Env.step from Python, the first legal action: what the binding itself costs
+                 module (np.flatnonzero for the legal actions), against the C++ loop's random draws:
+                 the draw in Python (about 1.3 us) is the agent's cost, which the C++ loop hardly pays
+  Python numpy   the same with numpy's Generator.integers for the draw (about 1 us more than random)
+  Python first   Env.step from Python, the first legal action, against the C++ loop's first legal
+                 action: the same schedule, so the difference is what the binding itself costs
   VecEnv(n)      n environments stepped together on min(n, 2) threads, first legal actions (steps of all
-                 environments). Lock-step waits for the slower step of each call, and step times are
-                 skewed (most are quick, a few advance through many events), so VecEnv(2) gains less
-                 than 2x (BM_LockStepBound in bench_env.cpp measures the bound); more environments per
-                 thread even out.
+                 environments), environment i always on thread i % 2. Lock-step waits for the slower
+                 step of each call, step times are skewed (most are quick, a few advance through many
+                 events; BM_LockStepBound in bench_env.cpp measures the bound that sets), and the
+                 binding's own part of each call runs on one thread, so VecEnv(2) gains less than 2x;
+                 more environments per thread even out.
 
 With --published DIR, also the published RLTune environment (its HPCEnvSkip, helios, sched_algo 0,
 no backfilling) against rltune.Env on the same windows of the same trace (--trace, default the
@@ -47,8 +50,10 @@ def python_rate(env, episodes, draw):
     """Steps/s of Env.step with actions drawn by `draw`: "first", "random" or "numpy"."""
     rng, rnd = np.random.default_rng(1), random.Random(1)
     steps = 0
-    start = time.perf_counter()
-    for _ in range(episodes):
+    start = None
+    for episode in range(2 + episodes):
+        if episode == 2:
+            steps, start = 0, time.perf_counter()
         obs, info = env.reset()
         terminated = False
         while not terminated:
@@ -63,12 +68,19 @@ def python_rate(env, episodes, draw):
     return steps / (time.perf_counter() - start)
 
 
+def cpp_rate(env, episodes, random_actions):
+    env._play(2, random=random_actions, seed=2)  # warm-up
+    start = time.perf_counter()
+    return env._play(episodes, random=random_actions, seed=1) / (time.perf_counter() - start)
+
+
 def vec_rate(n, episodes):
     vec = rltune.VecEnv(n, threads=min(n, 2), seed=1, **KWARGS)
     obs, info = vec.reset()
-    ended, steps = 0, 0
-    start = time.perf_counter()
-    while ended < episodes:
+    ended, steps, start = 0, 0, None
+    while ended < 2 * n + episodes:
+        if start is None and ended >= 2 * n:
+            steps, start = 0, time.perf_counter()
         obs, rewards, terminated, truncated, info = vec.step(info["action_mask"].argmax(axis=1))
         ended += int(terminated.sum())
         steps += n
@@ -113,7 +125,7 @@ def published_rates(folder, trace, episodes):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=20, help="episodes per measurement")
+    parser.add_argument("--episodes", type=int, default=200, help="episodes per measurement (after the warm-up)")
     parser.add_argument("--published", help="folder with a local copy of the published environment (see above)")
     # Its VC is in the last column (the published Helios loader's), and it has no GPU-type column.
     parser.add_argument("--trace", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
@@ -122,22 +134,19 @@ def main():
     parser.add_argument("--published-episodes", type=int, default=5)
     a = parser.parse_args()
     env = rltune.Env(seed=1, **KWARGS)
-    env._play(2)  # warm caches
-    start = time.perf_counter()
-    cpp = env._play(a.episodes, random=True, seed=1) / (time.perf_counter() - start)
+    cpp_random = cpp_rate(env, a.episodes, True)
+    cpp_first = cpp_rate(env, a.episodes, False)
     py_random = python_rate(env, a.episodes, "random")
     py_numpy = python_rate(env, a.episodes, "numpy")
     py_first = python_rate(env, a.episodes, "first")
-    vec1 = vec_rate(1, a.episodes)
-    vec2 = vec_rate(2, a.episodes)
-    vec8 = vec_rate(8, a.episodes)
-    print(f"C++ loop (random legal)      {cpp:10.0f} steps/s")
-    print(f"Python Env.step (random)     {py_random:10.0f} steps/s  {py_random / cpp:6.1%} of C++")
-    print(f"Python Env.step (numpy draw) {py_numpy:10.0f} steps/s  {py_numpy / cpp:6.1%} of C++")
-    print(f"Python Env.step (first)      {py_first:10.0f} steps/s  {py_first / cpp:6.1%} of C++")
-    print(f"VecEnv(1)                    {vec1:10.0f} steps/s")
-    print(f"VecEnv(2), 2 threads         {vec2:10.0f} steps/s  {vec2 / py_first:5.2f}x one Env (first)")
-    print(f"VecEnv(8), 2 threads         {vec8:10.0f} steps/s  {vec8 / py_first:5.2f}x one Env (first)")
+    print(f"C++ loop (random legal)      {cpp_random:10.0f} steps/s")
+    print(f"C++ loop (first legal)       {cpp_first:10.0f} steps/s")
+    print(f"Python Env.step (random)     {py_random:10.0f} steps/s  {py_random / cpp_random:6.1%} of C++ (random)")
+    print(f"Python Env.step (numpy draw) {py_numpy:10.0f} steps/s  {py_numpy / cpp_random:6.1%} of C++ (random)")
+    print(f"Python Env.step (first)      {py_first:10.0f} steps/s  {py_first / cpp_first:6.1%} of C++ (first)")
+    for n in (1, 2, 4, 8):
+        vec = vec_rate(n, a.episodes)
+        print(f"VecEnv({n}), {min(n, 2)} thread{'s' if n > 1 else ''}       {vec:10.0f} steps/s  {vec / py_first:5.2f}x one Env (first)")
     if a.published:
         theirs, ours = published_rates(a.published, a.trace, a.published_episodes)
         print(f"published environment        {theirs:10.0f} steps/s  (its windows of {os.path.basename(a.trace)})")

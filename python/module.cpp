@@ -414,9 +414,9 @@ class VecEnv {
       const py::gil_scoped_release release;
       const std::lock_guard lock(in_use_);
       broken_ = true;  // until every environment has started again
-      team_.for_each(envs_.size(), [&](std::size_t i, int) {
-        envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt);
-      });
+      team_.for_each(
+          envs_.size(), [&](std::size_t i, int) { envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt); },
+          /*pinned=*/true);
       broken_ = false;
     }
     const std::vector<std::uint8_t> none(envs_.size(), 0);
@@ -453,7 +453,7 @@ class VecEnv {
           finished_start[i] = e.window_start();
           e.reset(std::nullopt, std::nullopt);
         }
-      });
+      }, /*pinned=*/true);
       broken_ = false;
     }
     py::dict info = infos(ended, finished, replaced);

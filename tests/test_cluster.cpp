@@ -139,6 +139,29 @@ TEST(ClusterState, TracksFreeGpusAndRefusesBadPlacements) {
   EXPECT_THROW(state.release(p), InvariantError);  // would exceed capacity: GPUs not conserved
 }
 
+// A pool's stamp changes with every allocation and release in it and only then; a copy keeps the stamps
+// of what it copied, and two states that then change differently never share a stamp (caches key on it).
+TEST(ClusterState, PoolStampsChangeWithTheirPoolOnly) {
+  const ClusterSpec spec = load_cluster("philly");
+  ClusterState state(spec);
+  const ClusterState other(spec);
+  EXPECT_NE(state.pool_stamp(0), state.pool_stamp(1));
+  EXPECT_NE(state.pool_stamp(1), other.pool_stamp(1));  // every state starts with stamps of its own
+  const std::uint64_t pool0 = state.pool_stamp(0), pool1 = state.pool_stamp(1);
+  const Placement p{1, {{16, 8}, {17, 2}}};
+  state.allocate(p);
+  EXPECT_EQ(state.pool_stamp(0), pool0);
+  EXPECT_NE(state.pool_stamp(1), pool1);
+  ClusterState copy = state;
+  EXPECT_EQ(copy.pool_stamp(1), state.pool_stamp(1));
+  state.release(p);
+  const Placement q{1, {{18, 1}}};
+  copy.allocate(q);
+  EXPECT_NE(copy.pool_stamp(1), state.pool_stamp(1));
+  EXPECT_NE(state.pool_stamp(1), pool1);  // released back to empty, but a stamp is never reused
+  EXPECT_EQ(state.pool_stamp(0), pool0);
+}
+
 TEST(ClusterState, CpusAndMemoryGoWithGpusAndAreConserved) {
   // Pool a models CPUs and memory, pool b neither: there a job's CPUs and memory are not limits.
   const ClusterSpec spec = testing::cluster_from(R"(

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/error.h"
@@ -146,15 +147,14 @@ TEST(Env, WithBackfillingFollowingTheBaselineGivesTheSimulatorsSchedule) {
 // The agent sees the state it picks in: at every pick the observation's jobs and features are those
 // observe() gives for the queue at that moment, though AgentPicker computes the features only when it
 // asks for a pick (random picks under pool blocking and backfilling commit to jobs that wait, so many
-// passes end without one).
-TEST(Env, EachPickSeesTheStateItIsMadeIn) {
-  const Workload s;
+// passes end without one), and reuses tier counts from earlier observations (ObservationCache).
+void expect_each_pick_sees_its_state(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs) {
   EnvOptions o;
   o.window.length = 200;
   o.profile.backfill = true;
   o.profile.blocking = policy::Blocking::pool;
   o.observation.features = FeatureSet::realistic;
-  Env env(s.cluster, s.trace.jobs, o);
+  Env env(cluster, jobs, o);
   const auto fcfs = policy::make_priority("fcfs", {});
   Rng rng(7);
   env.reset_at(100);
@@ -175,6 +175,29 @@ TEST(Env, EachPickSeesTheStateItIsMadeIn) {
     done = env.step(legal[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(legal.size()) - 1))]).done;
   }
   EXPECT_GT(picks, 100);  // most of the window's 200 jobs are picked
+}
+
+TEST(Env, EachPickSeesTheStateItIsMadeIn) {
+  const Workload s;
+  expect_each_pick_sees_its_state(s.cluster, s.trace.jobs);
+}
+
+// The same where CPUs bind in one pool and not in the other: requests of one GPU count with different
+// CPUs have different candidates in the first pool and the same in the second.
+TEST(Env, EachPickSeesTheStateItIsMadeInWhereCpusBind) {
+  const Workload s;
+  const auto cluster = testing::cluster_from(
+      "pools:\n  - {name: cpu, nodes: 6, gpus_per_node: 8, cpus_per_node: 48}\n"
+      "  - {name: gpu, nodes: 6, gpus_per_node: 8}\n");
+  std::vector<trace::JobSpec> jobs = s.trace.jobs;
+  Rng rng(3);
+  for (trace::JobSpec& j : jobs) {
+    j.vc.clear();
+    j.gpu_types.clear();
+    j.gpus = std::min(j.gpus, 16);
+    j.cpus = static_cast<int>(rng.uniform_int(1, 6)) * 4 * j.gpus;  // 4 to 24 per GPU: 2 to 12 GPUs of a node
+  }
+  expect_each_pick_sees_its_state(cluster, jobs);
 }
 
 // A job behind the 128 visible slots may start when every visible job is blocked (pool blocking or

@@ -344,6 +344,27 @@ TEST(Parallel, AThreadTeamKeepsTheContractOverManyCalls) {
   }
 }
 
+// Pinned, task i runs on worker i % threads at every call (what it works on stays in one core's caches),
+// with the same contract otherwise.
+TEST(Parallel, APinnedTeamRunsEachTaskOnItsOwnWorker) {
+  for (const int threads : {1, 2, 3}) {
+    ThreadTeam team(threads);
+    for (std::size_t round = 0; round < 200; ++round) {
+      const std::size_t n = round % 7;
+      std::vector<int> worker(n, -1), runs(n, 0);
+      team.for_each(n, [&](std::size_t i, int w) { worker[i] = w, ++runs[i]; }, /*pinned=*/true);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(runs[i], 1) << "task " << i;
+        ASSERT_EQ(worker[i], static_cast<int>(i % static_cast<std::size_t>(threads))) << "task " << i << " of " << n;
+      }
+    }
+    EXPECT_THROW(team.for_each(6, [&](std::size_t i, int) { if (i == 1) throw InputError("task 1 failed"); }, true), InputError);
+    std::vector<int> runs(4, 0);
+    team.for_each(4, [&](std::size_t i, int) { ++runs[i]; }, true);  // usable after the failure
+    EXPECT_EQ(runs, std::vector<int>(4, 1));
+  }
+}
+
 TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {
   const Config c = parse(kConfig);
   TempDir full("full"), part("part");

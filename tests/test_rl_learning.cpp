@@ -651,7 +651,9 @@ TEST(Rollout, TheSjfSampledTeacherDrawsAsTheHeuristic) {
       for (int a = 0; a < kActions; ++a) {
         const float p = e.targets[d * kActions + static_cast<std::size_t>(a)];
         total += p;
-        if (!e.masks[d * kActions + static_cast<std::size_t>(a)]) ASSERT_EQ(p, 0.0f) << "a masked action has probability 0";
+        if (!e.masks[d * kActions + static_cast<std::size_t>(a)]) {
+          ASSERT_EQ(p, 0.0f) << "a masked action has probability 0";
+        }
       }
       ASSERT_NEAR(total, 1.0, 1e-5);
     }

@@ -3,10 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/error.h"
 
 namespace rltune::cluster {
+
+namespace {
+
+// Unique over the process: a thread's own count under the thread's number, so that threads stamping
+// at once do not contend for one counter.
+std::uint64_t next_stamp() {
+  static std::atomic<std::uint64_t> threads{0};
+  thread_local const std::uint64_t thread = threads.fetch_add(1, std::memory_order_relaxed) << 40;
+  thread_local std::uint64_t count = 0;
+  return thread | ++count;
+}
+
+}  // namespace
 
 int Placement::gpus() const {
   int total = 0;
@@ -21,6 +35,7 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(&spec) {
     free_cpus_.insert(free_cpus_.end(), pool.nodes, pool.cpus_per_node);
     free_memory_.insert(free_memory_.end(), pool.nodes, pool.memory_mib_per_node);
     pool_free_total_.push_back(pool.total_gpus());
+    pool_stamp_.push_back(next_stamp());
     level_base_.push_back(static_cast<int>(free_levels_.size()));
     node_level_base_.insert(node_level_base_.end(), pool.nodes, level_base_.back());
     free_levels_.resize(free_levels_.size() + pool.gpus_per_node + 1, 0);
@@ -90,6 +105,7 @@ void ClusterState::change_other(NodeId node, int cpus, long long memory_mib) {
 }
 
 void ClusterState::allocate(const Placement& placement) {
+  pool_stamp_[placement.pool] = next_stamp();  // first: a failed check part-way must not leave the old stamp
   const Request r = placement.request();
   for (const auto& s : placement.shares) {
     change(s.node, -s.gpus);
@@ -99,6 +115,7 @@ void ClusterState::allocate(const Placement& placement) {
 }
 
 void ClusterState::release(const Placement& placement) {
+  pool_stamp_[placement.pool] = next_stamp();
   const Request r = placement.request();
   for (const auto& s : placement.shares) {
     change(s.node, s.gpus);

@@ -1,6 +1,7 @@
 #pragma once
 // Free GPUs, CPUs and memory per node and where each job's GPUs are. Allocation and release check that
 // every resource is conserved.
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ class ClusterState {
     return {free_levels_.data() + level_base_[pool], static_cast<std::size_t>(spec_->pools[pool].gpus_per_node) + 1};
   }
   int free_total() const { return free_total_; }
+  // Changes with every allocation or release in the pool. Stamps come from one process-wide counter, so
+  // two states (copies included) with the same stamp for a pool hold the same resources in it: a cache
+  // keyed by the stamp needs no other check.
+  std::uint64_t pool_stamp(PoolId pool) const { return pool_stamp_[pool]; }
   // Nodes with 0 < free < gpus_per_node, over the whole cluster.
   int partial_nodes() const { return partial_nodes_; }
 
@@ -72,6 +77,7 @@ class ClusterState {
   std::vector<long long> free_memory_;   // -1 where the pool does not model memory
   std::vector<int> gpus_per_node_;  // per node, for the partial-node count
   std::vector<int> pool_free_total_;
+  std::vector<std::uint64_t> pool_stamp_;
   // Nodes by free GPUs: pool p's node count with f free GPUs at free_levels_[level_base_[p] + f].
   std::vector<int> free_levels_;
   std::vector<int> level_base_;       // per pool

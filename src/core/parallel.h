@@ -29,7 +29,10 @@ class ThreadTeam {
   ThreadTeam(const ThreadTeam&) = delete;
   ThreadTeam& operator=(const ThreadTeam&) = delete;
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
-  void for_each(std::size_t n, const std::function<void(std::size_t i, int worker)>& run);
+  // pinned: task i always runs on worker i % threads(), so that what task i works on stays in one core's
+  // caches from call to call (a vectorised environment's i-th environment); else each task goes to the
+  // next free worker.
+  void for_each(std::size_t n, const std::function<void(std::size_t i, int worker)>& run, bool pinned = false);
 
  private:
   void work(int worker);       // takes tasks of the current call until none is left
@@ -41,6 +44,8 @@ class ThreadTeam {
   std::condition_variable finished_;  // the last worker is done with a call's tasks
   std::atomic<std::uint64_t> generation_{0};  // bumped by each call (and by the destructor)
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> failed_{false};  // a task of the current call has thrown: no further task starts
+  bool pinned_ = false;
   std::atomic<std::size_t> next_{0}, busy_{0};
   std::size_t n_ = 0;
   const std::function<void(std::size_t, int)>* run_ = nullptr;

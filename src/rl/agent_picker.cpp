@@ -48,7 +48,7 @@ void AgentPicker::observe_queue(const sim::View& view) {
   observation_.mask[kSkip] = options_.skip && view.event_pending();
   // Every visible job is ranked, before legality masks some of them.
   if (ranker_) {
-    if (options_.features) describe_visible(view, observation_, options_.observation);
+    if (options_.features) describe_visible(view, observation_, options_.observation, observation_cache_);
     described_ = true;
     ranker_(observation_, logits_);
     order_by_logits(logits_, observation_.visible, ranked_);
@@ -139,7 +139,7 @@ bool AgentPicker::await_pick(policy::DecisionPass& pass) {
       open = open || ok;
     }
     if (open) {
-      if (!described_) describe_visible(view, observation_, options_.observation);
+      if (!described_) describe_visible(view, observation_, options_.observation, observation_cache_);
       described_ = true;
       return true;
     }

@@ -89,6 +89,7 @@ class AgentPicker {
   AgentOptions options_;
   Ranker ranker_;
   Observation observation_;
+  ObservationCache observation_cache_;
   std::array<float, kActions> logits_{};
   std::array<int, kSlots> ranked_{};  // the visible slots, best logit first
   std::uint64_t observed_ = 0;        // the pass generation observation_ was taken in; 0 = none

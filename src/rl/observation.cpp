@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -17,23 +19,47 @@ constexpr float kEmpty[kMaxFeatures] = {0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1};
 
 double bounded(double v) { return std::clamp(v, 0.0, 1.0 - kEps); }
 
-struct TierCount {
-  PoolId pool;
-  cluster::Request request;
-  std::size_t tier1, tier2;
-};
+}  // namespace
 
-// Tier-1/tier-2 candidate counts of `request` in `pool`, enumerated once per (pool, request) per observation.
-const TierCount& tiers(const cluster::ClusterState& state, PoolId pool, const cluster::Request& request,
-                       std::vector<TierCount>& cache) {
-  for (const auto& t : cache)
-    if (t.pool == pool && t.request == request) return t;
-  const policy::TierSizes n = policy::count_tiers(policy::snapshot(state, pool, request), request.gpus, /*relax=*/true);
-  cache.push_back({pool, request, n.tier1, n.tier2});
-  return cache.back();
+std::size_t ObservationCache::KeyHash::operator()(const Key& k) const {
+  std::size_t h = std::hash<long long>()(k.request.memory_mib);
+  for (const long long v : {static_cast<long long>(k.pool), static_cast<long long>(k.request.gpus), static_cast<long long>(k.request.cpus)})
+    h = h * 1000003 ^ std::hash<long long>()(v);
+  return h;
 }
 
-}  // namespace
+ObservationCache::Tiers ObservationCache::tiers(const cluster::ClusterState& state, PoolId pool, const cluster::Request& request) {
+  // Where CPUs and memory do not bind, requests of one GPU count have the same candidates.
+  const Key key{pool, cluster::other_resources_bind(state.spec().pools[pool], request) ? request : cluster::Request(request.gpus)};
+  for (const auto& [k, t] : seen_)
+    if (k == key) return t;
+  const std::uint64_t stamp = state.pool_stamp(pool);
+  auto [it, fresh] = tiers_.try_emplace(key, Counted{stamp, {}});
+  if (fresh || it->second.stamp != stamp) {
+    const policy::TierSizes n = policy::count_tiers(policy::snapshot(state, pool, request), request.gpus, /*relax=*/true);
+    it->second = {stamp, {n.tier1, n.tier2}};
+  }
+  seen_.emplace_back(key, it->second.tiers);
+  // Entries of pools that have changed since are dead weight: a long run keeps only the recent ones.
+  if (tiers_.size() > 4096) tiers_.clear();
+  return seen_.back().second;
+}
+
+float ObservationCache::runtime(JobIndex j, Seconds estimate, double runtime_scale_s) {
+  constexpr Seconds kNone = std::numeric_limits<Seconds>::min();
+  if (runtime_scale_s != runtime_scale_s_) {
+    runtime_.clear();
+    runtime_scale_s_ = runtime_scale_s;
+  }
+  const auto i = static_cast<std::size_t>(j);
+  if (i >= runtime_.size()) runtime_.resize(i + 1, {kNone, 0.0f});
+  auto& [known, feature] = runtime_[i];
+  if (known != estimate) {
+    known = estimate;
+    feature = static_cast<float>(bounded(std::log1p(static_cast<double>(estimate)) / std::log1p(runtime_scale_s)));
+  }
+  return feature;
+}
 
 void select_visible(const sim::View& view, std::span<const JobIndex> order, Observation& out, const ObservationOptions& options) {
   out.features = feature_count(options.features);
@@ -49,9 +75,10 @@ void select_visible(const sim::View& view, std::span<const JobIndex> order, Obse
   }
 }
 
-void describe_visible(const sim::View& view, Observation& out, const ObservationOptions& options) {
+void describe_visible(const sim::View& view, Observation& out, const ObservationOptions& options, ObservationCache& cache) {
   const cluster::ClusterState& state = view.cluster();
   const auto& pools = view.cluster_spec().pools;
+  cache.begin();
   const int nf = out.features;
   // S: GPUs asked by the visible jobs with the same eligible pools, summed once per distinct pool set
   // (there are few; comparing every pair of slots took most of the observation's time).
@@ -96,8 +123,6 @@ void describe_visible(const sim::View& view, Observation& out, const Observation
     });
     for (int r = 0; r < out.visible; ++r) older[static_cast<std::size_t>(by_age[static_cast<std::size_t>(r)])] = r;
   }
-  const double log_runtime_scale = std::log1p(options.runtime_scale_s);
-  std::vector<TierCount> cache;
   for (int slot = 0; slot < kSlots; ++slot) {
     float* f = out.values.data() + static_cast<std::size_t>(slot) * nf;
     if (slot >= out.visible) {
@@ -115,7 +140,7 @@ void describe_visible(const sim::View& view, Observation& out, const Observation
       capacity += l.capacity;
       partial += l.partial;
       with_free += l.with_free;
-      const TierCount& t = tiers(state, p, job.request(), cache);
+      const ObservationCache::Tiers t = cache.tiers(state, p, job.request());
       tier1 += t.tier1;
       tier2 += t.tier2;
     }
@@ -129,7 +154,7 @@ void describe_visible(const sim::View& view, Observation& out, const Observation
     f[5] = static_cast<float>(ways == 0 ? kEps : bounded(ways / 3.0));
     f[6] = static_cast<float>(tier1 == 0 ? kEps : ways >= 2 ? 1 - kEps : 0.5);
     if (extended) {
-      f[7] = static_cast<float>(bounded(std::log1p(static_cast<double>(job.estimate())) / log_runtime_scale));
+      f[7] = cache.runtime(j, job.estimate(), options.runtime_scale_s);
       f[8] = static_cast<float>(out.visible > 1 ? bounded(older[static_cast<std::size_t>(slot)] / static_cast<double>(out.visible - 1)) : 0.0);
       f[9] = static_cast<float>(bounded(1 - free / std::max(capacity, 1.0)));
     }
@@ -145,7 +170,8 @@ void describe_visible(const sim::View& view, Observation& out, const Observation
 
 void observe(const sim::View& view, std::span<const JobIndex> order, Observation& out, const ObservationOptions& options) {
   select_visible(view, order, out, options);
-  describe_visible(view, out, options);
+  ObservationCache cache;
+  describe_visible(view, out, options, cache);
 }
 
 }  // namespace rltune::rl

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/names.h"
 #include "core/types.h"
@@ -80,14 +83,47 @@ struct Observation {
   int visible = 0;                                 // slots in use
 };
 
+// What describe_visible may reuse from earlier observations, where enumerating placements and taking
+// logarithms took most of its time: the tier counts of (pool, request) while the pool's stamp
+// (ClusterState::pool_stamp) holds, and a job's runtime feature while its estimate holds. Features never
+// depend on what it holds; one cache serves one thread.
+class ObservationCache {
+ public:
+  struct Tiers {
+    std::size_t tier1 = 0, tier2 = 0;
+  };
+  // Starts an observation: its first look-up of each (pool, request) checks the stamp, the others reuse it.
+  void begin() { seen_.clear(); }
+  Tiers tiers(const cluster::ClusterState& state, PoolId pool, const cluster::Request& request);
+  // Feature 7 of job `j` (log(1 + estimate) / log(1 + runtime_scale_s), bounded).
+  float runtime(JobIndex j, Seconds estimate, double runtime_scale_s);
+
+ private:
+  struct Key {
+    PoolId pool;
+    cluster::Request request;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  struct Counted {
+    std::uint64_t stamp;
+    Tiers tiers;
+  };
+  std::unordered_map<Key, Counted, KeyHash> tiers_;
+  std::vector<std::pair<Key, Tiers>> seen_;  // this observation's: few, and a scan is quicker than a hash
+  double runtime_scale_s_ = -1;
+  std::vector<std::pair<Seconds, float>> runtime_;  // by job: the estimate and its feature
+};
+
 // Fills `out` from `view` with the queued jobs of `order` (the baseline's serving order; jobs no longer
-// queued are skipped), the first kSlots of them. Deterministic; tier enumeration is cached per (pool,
-// request) within the call.
+// queued are skipped), the first kSlots of them. Deterministic.
 void observe(const sim::View& view, std::span<const JobIndex> order, Observation& out,
              const ObservationOptions& options = {});
 // observe() in two parts: which jobs the slots hold and the mask (quick), then the slots' features from
-// the same view (most of the time).
+// the same view (most of the time), with what `cache` kept from earlier observations.
 void select_visible(const sim::View& view, std::span<const JobIndex> order, Observation& out, const ObservationOptions& options);
-void describe_visible(const sim::View& view, Observation& out, const ObservationOptions& options);
+void describe_visible(const sim::View& view, Observation& out, const ObservationOptions& options, ObservationCache& cache);
 
 }  // namespace rltune::rl
