@@ -320,6 +320,7 @@ class Env {
     if (done_) std::memset(out, 0, n * sizeof(float));
     else std::memcpy(out, env_->observation().values.data(), n * sizeof(float));
   }
+  bool legal(int action) const { return !done_ && env_->observation().mask[static_cast<std::size_t>(action)] != 0; }
   void write_mask(bool* out) const {
     for (int a = 0; a < actions(); ++a) out[a] = !done_ && env_->observation().mask[static_cast<std::size_t>(a)] != 0;
   }
@@ -370,19 +371,35 @@ py::array_t<bool> mask_array(const Env& env) {
 }
 
 constexpr const char* kMetricNames[] = {"score", "baseline_score", "avg_bsld", "avg_wait_s", "avg_jct_s", "gpu_utilization"};
+
+// The info dicts' keys, made once: building a key's string at every step cost as much as the dict.
+// Never freed, so that no Python object outlives the interpreter in a static destructor.
+struct InfoKeys {
+  py::str action_mask{"action_mask"}, window_start{"window_start"}, now{"now"}, illegal_action{"illegal_action"},
+      final{"_final"}, final_window_start{"final_window_start"};
+  std::array<py::str, std::size(kMetricNames)> metrics;
+  InfoKeys() {
+    for (std::size_t k = 0; k < metrics.size(); ++k) metrics[k] = py::str(kMetricNames[k]);
+  }
+};
+const InfoKeys& info_keys() {
+  static const InfoKeys* keys = new InfoKeys();
+  return *keys;
+}
 std::array<double, 6> metric_values(const Env::Metrics& m) {
   return {m.score, m.baseline_score, m.avg_bsld, m.avg_wait_s, m.avg_jct_s, m.gpu_utilization};
 }
 
 py::dict step_info(const Env& env) {
+  const InfoKeys& key = info_keys();
   py::dict info;
-  info["action_mask"] = mask_array(env);
-  info["window_start"] = env.window_start();
-  info["now"] = env.now();
-  if (env.takes_first_legal()) info["illegal_action"] = env.replaced();
+  info[key.action_mask] = mask_array(env);
+  info[key.window_start] = env.window_start();
+  info[key.now] = env.now();
+  if (env.takes_first_legal()) info[key.illegal_action] = env.replaced();
   if (env.done()) {
     const auto values = metric_values(env.metrics());
-    for (std::size_t k = 0; k < values.size(); ++k) info[kMetricNames[k]] = values[k];
+    for (std::size_t k = 0; k < values.size(); ++k) info[key.metrics[k]] = values[k];
   }
   return info;
 }
@@ -430,7 +447,7 @@ class VecEnv {
     const long long* a = actions.data();
     for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
       if (a[i] < 0 || a[i] >= envs_[i]->actions() ||
-          (!envs_[i]->done() && !envs_[i]->takes_first_legal() && !legal(*envs_[i], static_cast<int>(a[i]))))
+          (!envs_[i]->done() && !envs_[i]->takes_first_legal() && !envs_[i]->legal(static_cast<int>(a[i]))))
         throw InputError(fmt::format("actions[{}] = {}: not legal now (info['action_mask'] tells which are)", i, a[i]));
     std::vector<std::uint8_t> ended(envs_.size(), 0), replaced(envs_.size(), 0);
     std::vector<Env::Metrics> finished(envs_.size());
@@ -460,11 +477,11 @@ class VecEnv {
     if (any(ended)) {
       py::array_t<long long> final_start(static_cast<py::ssize_t>(envs_.size()));
       for (std::size_t i = 0; i < envs_.size(); ++i) final_start.mutable_data()[i] = ended[i] ? static_cast<long long>(finished_start[i]) : -1;
-      info["final_window_start"] = final_start;
+      info[keys_.final_window_start] = final_start;
     } else {
-      info["final_window_start"] = no_start_;
+      info[keys_.final_window_start] = no_start_;
     }
-    return py::make_tuple(observations(), rewards, info["_final"], none_ended_, info);
+    return py::make_tuple(observations(), rewards, info[keys_.final], none_ended_, info);
   }
 
  private:
@@ -484,11 +501,6 @@ class VecEnv {
     for (std::size_t i = 0; i < set.size(); ++i) a.mutable_data()[i] = set[i] != 0;
     return a;
   }
-  static bool legal(const Env& e, int action) {
-    bool mask[rl::kActions];
-    e.write_mask(mask);
-    return mask[action];
-  }
   py::array_t<float> observations() const {
     const int f = envs_.front()->features();
     py::array_t<float> obs({static_cast<py::ssize_t>(envs_.size()), static_cast<py::ssize_t>(rl::kSlots), static_cast<py::ssize_t>(f)});
@@ -503,27 +515,28 @@ class VecEnv {
     py::array_t<long long> starts(n);
     for (std::size_t i = 0; i < envs_.size(); ++i) starts.mutable_data()[i] = static_cast<long long>(envs_[i]->window_start());
     py::dict info;
-    info["action_mask"] = masks();
-    info["window_start"] = starts;
-    if (envs_.front()->takes_first_legal()) info["illegal_action"] = any(replaced) ? flags(replaced) : none_ended_;
+    info[keys_.action_mask] = masks();
+    info[keys_.window_start] = starts;
+    if (envs_.front()->takes_first_legal()) info[keys_.illegal_action] = any(replaced) ? flags(replaced) : none_ended_;
     if (!any(ended)) {
-      info["_final"] = none_ended_;
-      for (const char* name : kMetricNames) info[name] = no_metric_;
+      info[keys_.final] = none_ended_;
+      for (const py::str& name : keys_.metrics) info[name] = no_metric_;
       return info;
     }
     py::array_t<bool> final_mask = flags(ended);
     final_mask.attr("setflags")(py::arg("write") = false);  // it is terminated too: one array, read-only as when none ended
-    info["_final"] = final_mask;
+    info[keys_.final] = final_mask;
     for (std::size_t k = 0; k < std::size(kMetricNames); ++k) {
       py::array_t<double> values(n);
       for (std::size_t i = 0; i < envs_.size(); ++i)
         values.mutable_data()[i] = ended[i] ? metric_values(finished[i])[k] : std::nan("");
-      info[kMetricNames[k]] = values;
+      info[keys_.metrics[k]] = values;
     }
     return info;
   }
 
   std::vector<std::unique_ptr<Env>> envs_;
+  const InfoKeys& keys_ = info_keys();
   ThreadTeam team_;
   py::array_t<bool> none_ended_;  // all false: terminated, truncated and "_final" when no episode ended
   py::array_t<double> no_metric_;    // all NaN
