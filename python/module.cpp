@@ -322,7 +322,7 @@ class Env {
   }
   bool legal(int action) const { return !done_ && env_->observation().mask[static_cast<std::size_t>(action)] != 0; }
   void write_mask(bool* out) const {
-    for (int a = 0; a < actions(); ++a) out[a] = !done_ && env_->observation().mask[static_cast<std::size_t>(a)] != 0;
+    for (int a = 0; a < actions(); ++a) out[a] = legal(a);
   }
 
   // The episode's scores over the window's jobs (not the warm-up's).
