@@ -389,7 +389,7 @@ expect 0 "1800 runs \(0 reused from an earlier invocation, 0 failed\)" -- experi
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet
 # The realistic-regime comparison (its last workload reads ../shared/traces).
 if [ -d "$SHARED/philly" ]; then
-  expect 0 "4400 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+  expect 0 "4450 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
     --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic.yaml" --out "$TMP/realistic" --quiet
 fi
 
