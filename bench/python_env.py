@@ -5,8 +5,8 @@
 
 The helios preset, a generated Helios-like workload (20,000 jobs, load 0.9, seed 1), 256-job windows,
 extended features, global blocking. Rates are agent steps per second over whole episodes, resets
-(which run the baseline over the window) included, each measured after two warm-up episodes (per
-environment for VecEnv): the first episodes fill the observation's caches and run slower.
+(which run the baseline over the window) included, each measured after two warm-up episodes (2n in
+all for VecEnv(n)): the first episodes fill the observation's caches and run slower.
   C++ loop       the environment stepped from C++ (Env._play), legal actions drawn at random, or the
                  first legal action
   Python random  Env.step from Python, a random legal action drawn each step with Python's random
