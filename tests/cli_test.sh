@@ -392,6 +392,26 @@ if [ -d "$SHARED/philly" ]; then
   expect 0 "4450 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
     --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic.yaml" --out "$TMP/realistic" --quiet
 fi
+# The helios-users models on five independent workloads, and their windows pooled into one comparison.
+expect 0 "5500 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+  --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic-seeds.yaml" --out "$TMP/seeds" --quiet
+POOL="$(dirname "$0")/../scripts/pooled-improvement.py"
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  pooled=$(/usr/bin/python3 "$POOL" "$TMP/seeds/runs.csv" --baseline sjf-sampled 2>&1) || fail "pooled-improvement failed: $pooled"
+  echo "$pooled" | grep -q "avg_bsld: 5 workloads, 250 windows" || fail "pooled-improvement: not 250 windows: $pooled"
+  echo "$pooled" | grep -qE "^rl-sampled +[0-9.]+ +[+-][0-9.]+% \[" || fail "pooled-improvement: no rl-sampled row: $pooled"
+  # Hand-worked: sums 12 -> 10 pooled (+16.7%), +50% and +0% per workload; every resample keeps those sums.
+  printf 'cluster,trace,window,policy,status,avg_bsld\n' > "$TMP/pool.csv"
+  printf 'c,w1,0:2,base,completed,2\nc,w1,2:2,base,completed,2\nc,w2,0:2,base,completed,4\nc,w2,2:2,base,completed,4\n' >> "$TMP/pool.csv"
+  printf 'c,w1,0:2,new,completed,1\nc,w1,2:2,new,completed,1\nc,w2,0:2,new,completed,4\nc,w2,2:2,new,completed,4\n' >> "$TMP/pool.csv"
+  pooled=$(/usr/bin/python3 "$POOL" "$TMP/pool.csv" --baseline base 2>&1)
+  echo "$pooled" | grep -qE "^new +2.500 +\+16.7% \[\+16.7, \+16.7\] +\+50.0% +\+0.0%$" || fail "pooled-improvement hand-worked case: $pooled"
+  pooled=$(/usr/bin/python3 "$POOL" "$TMP/pool.csv" --baseline nobody 2>&1) && fail "pooled-improvement: an unknown baseline passed"
+  echo "$pooled" | grep -q "no completed run of it (policies: base, new)" || fail "pooled-improvement unknown baseline: $pooled"
+  printf 'c,w1,0:2,new,completed,1\n' >> "$TMP/pool.csv"
+  pooled=$(/usr/bin/python3 "$POOL" "$TMP/pool.csv" --baseline base 2>&1) && fail "pooled-improvement: a repeated run passed"
+  echo "$pooled" | grep -q "pool.csv:10: a second run of new on w1 window 0:2" || fail "pooled-improvement repeated run: $pooled"
+fi
 
 expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacct.txt" --out "$TMP/sacct.csv"
 
