@@ -15,6 +15,9 @@ all for VecEnv(n)): the first episodes fill the observation's caches and run slo
   Python numpy   the same with numpy's Generator.integers for the draw (about 1 us more than random)
   Python first   Env.step from Python, the first legal action, against the C++ loop's first legal
                  action: the same schedule, so the difference is what the binding itself costs
+  Python replayed  Env.step from Python, random legal actions drawn in an untimed first pass and
+                 replayed from a list over the same windows, against the C++ loop's random draws: what
+                 the binding costs with random actions, the agent's draw left out on both sides
   VecEnv(n)      n environments stepped together on min(n, 2) threads, first legal actions (steps of all
                  environments), environment i always on thread i % 2. Lock-step waits for the slower
                  step of each call, step times are skewed (most are quick, a few advance through many
@@ -65,6 +68,34 @@ def python_rate(env, episodes, draw):
                 action = int(legal[rnd.randrange(len(legal)) if draw == "random" else rng.integers(len(legal))])
             obs, reward, terminated, truncated, info = env.step(action)
             steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def replay_rate(env, episodes):
+    """Steps/s of Env.step replaying random legal actions drawn in a first, untimed pass over the same
+    windows (reset(seed=...) starts both passes alike): the binding's cost with random actions, without
+    the cost of drawing them in Python."""
+    rnd = random.Random(1)
+    plays = []
+    for episode in range(2 + episodes):
+        obs, info = env.reset(seed=11) if episode == 0 else env.reset()
+        actions, terminated = [], False
+        while not terminated:
+            legal = np.flatnonzero(info["action_mask"])
+            actions.append(int(legal[rnd.randrange(len(legal))]))
+            obs, reward, terminated, truncated, info = env.step(actions[-1])
+        plays.append(actions)
+    steps = 0
+    start = None
+    for episode, actions in enumerate(plays):
+        if episode == 2:
+            steps, start = 0, time.perf_counter()
+        obs, info = env.reset(seed=11) if episode == 0 else env.reset()
+        for action in actions:
+            obs, reward, terminated, truncated, info = env.step(action)
+        if not terminated:
+            raise RuntimeError("the replay left its recorded path: the environment is not deterministic")
+        steps += len(actions)
     return steps / (time.perf_counter() - start)
 
 
@@ -143,11 +174,13 @@ def main():
     py_random = python_rate(env, a.episodes, "random")
     py_numpy = python_rate(env, a.episodes, "numpy")
     py_first = python_rate(env, a.episodes, "first")
+    py_replay = replay_rate(env, a.episodes)
     print(f"C++ loop (random legal)      {cpp_random:10.0f} steps/s")
     print(f"C++ loop (first legal)       {cpp_first:10.0f} steps/s")
     print(f"Python Env.step (random)     {py_random:10.0f} steps/s  {py_random / cpp_random:6.1%} of C++ (random)")
     print(f"Python Env.step (numpy draw) {py_numpy:10.0f} steps/s  {py_numpy / cpp_random:6.1%} of C++ (random)")
     print(f"Python Env.step (first)      {py_first:10.0f} steps/s  {py_first / cpp_first:6.1%} of C++ (first)")
+    print(f"Python Env.step (replayed)   {py_replay:10.0f} steps/s  {py_replay / cpp_random:6.1%} of C++ (random)")
     for n in (1, 2, 4, 8):
         vec = vec_rate(n, a.episodes)
         print(f"VecEnv({n}), {min(n, 2)} thread{'s' if n > 1 else ''}       {vec:10.0f} steps/s  {vec / py_first:5.2f}x one Env (first)")
