@@ -427,17 +427,23 @@ class VecEnv {
   const Env& env(std::size_t i) const { return *envs_[i]; }
 
   py::tuple reset(std::optional<std::uint64_t> seed) {
+    Outputs out = outputs();
+    const Slots slots = out.slots();
     {
       const py::gil_scoped_release release;
       const std::lock_guard lock(in_use_);
       broken_ = true;  // until every environment has started again
       team_.for_each(
-          envs_.size(), [&](std::size_t i, int) { envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt); },
+          envs_.size(),
+          [&](std::size_t i, int) {
+            envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt);
+            write(i, slots);
+          },
           /*pinned=*/true);
       broken_ = false;
     }
     const std::vector<std::uint8_t> none(envs_.size(), 0);
-    return py::make_tuple(observations(), infos(none, {}, none));
+    return py::make_tuple(out.obs, infos(out, none, {}, none));
   }
 
   py::tuple step(const py::array_t<long long, py::array::c_style | py::array::forcecast>& actions) {
@@ -454,6 +460,8 @@ class VecEnv {
     std::vector<std::size_t> finished_start(envs_.size(), 0);
     py::array_t<double> rewards(static_cast<py::ssize_t>(envs_.size()));
     double* r = rewards.mutable_data();
+    Outputs out = outputs();
+    const Slots slots = out.slots();
     {
       const py::gil_scoped_release release;
       const std::lock_guard lock(in_use_);
@@ -470,10 +478,11 @@ class VecEnv {
           finished_start[i] = e.window_start();
           e.reset(std::nullopt, std::nullopt);
         }
+        write(i, slots);
       }, /*pinned=*/true);
       broken_ = false;
     }
-    py::dict info = infos(ended, finished, replaced);
+    py::dict info = infos(out, ended, finished, replaced);
     if (any(ended)) {
       py::array_t<long long> final_start(static_cast<py::ssize_t>(envs_.size()));
       for (std::size_t i = 0; i < envs_.size(); ++i) final_start.mutable_data()[i] = ended[i] ? static_cast<long long>(finished_start[i]) : -1;
@@ -481,7 +490,7 @@ class VecEnv {
     } else {
       info[keys_.final_window_start] = no_start_;
     }
-    return py::make_tuple(observations(), rewards, info[keys_.final], none_ended_, info);
+    return py::make_tuple(out.obs, rewards, info[keys_.final], none_ended_, info);
   }
 
  private:
@@ -501,22 +510,39 @@ class VecEnv {
     for (std::size_t i = 0; i < set.size(); ++i) a.mutable_data()[i] = set[i] != 0;
     return a;
   }
-  py::array_t<float> observations() const {
-    const int f = envs_.front()->features();
-    py::array_t<float> obs({static_cast<py::ssize_t>(envs_.size()), static_cast<py::ssize_t>(rl::kSlots), static_cast<py::ssize_t>(f)});
-    for (std::size_t i = 0; i < envs_.size(); ++i) envs_[i]->write_observation(obs.mutable_data() + i * rl::kSlots * f);
-    return obs;
+  // What a reset or step returns per environment: made while the GIL is held, then filled by each
+  // environment's own task, so that copying the observations out runs on all threads too.
+  struct Slots {  // raw pointers into Outputs, for tasks that run without the GIL
+    float* obs;
+    bool* mask;
+    long long* starts;
+  };
+  struct Outputs {
+    py::array_t<float> obs;     // [n x slots x features]
+    py::array_t<bool> mask;     // [n x actions]
+    py::array_t<long long> starts;  // [n]
+    Slots slots() { return {obs.mutable_data(), mask.mutable_data(), starts.mutable_data()}; }
+  };
+  Outputs outputs() const {
+    const auto n = static_cast<py::ssize_t>(envs_.size());
+    const Env& e = *envs_.front();
+    return {py::array_t<float>({n, static_cast<py::ssize_t>(rl::kSlots), static_cast<py::ssize_t>(e.features())}),
+            py::array_t<bool>({n, static_cast<py::ssize_t>(e.actions())}), py::array_t<long long>(n)};
+  }
+  void write(std::size_t i, const Slots& s) const {
+    const Env& e = *envs_[i];
+    e.write_observation(s.obs + i * static_cast<std::size_t>(rl::kSlots * e.features()));
+    e.write_mask(s.mask + i * static_cast<std::size_t>(e.actions()));
+    s.starts[i] = static_cast<long long>(e.window_start());
   }
   // action_mask [n x actions]; per metric an array with NaN where no episode ended; "_final" marks the ended;
   // under illegal_action="first_legal", "illegal_action" marks the environments whose action was replaced.
-  py::dict infos(const std::vector<std::uint8_t>& ended, const std::vector<Env::Metrics>& finished,
+  py::dict infos(const Outputs& out, const std::vector<std::uint8_t>& ended, const std::vector<Env::Metrics>& finished,
                  const std::vector<std::uint8_t>& replaced) const {
     const auto n = static_cast<py::ssize_t>(envs_.size());
-    py::array_t<long long> starts(n);
-    for (std::size_t i = 0; i < envs_.size(); ++i) starts.mutable_data()[i] = static_cast<long long>(envs_[i]->window_start());
     py::dict info;
-    info[keys_.action_mask] = masks();
-    info[keys_.window_start] = starts;
+    info[keys_.action_mask] = out.mask;
+    info[keys_.window_start] = out.starts;
     if (envs_.front()->takes_first_legal()) info[keys_.illegal_action] = any(replaced) ? flags(replaced) : none_ended_;
     if (!any(ended)) {
       info[keys_.final] = none_ended_;
