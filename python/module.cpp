@@ -428,7 +428,7 @@ class VecEnv {
 
   py::tuple reset(std::optional<std::uint64_t> seed) {
     Outputs out = outputs();
-    const Slots slots = out.slots();
+    const Buffers buffers = out.buffers();
     {
       const py::gil_scoped_release release;
       const std::lock_guard lock(in_use_);
@@ -437,7 +437,7 @@ class VecEnv {
           envs_.size(),
           [&](std::size_t i, int) {
             envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt);
-            write(i, slots);
+            write(i, buffers);
           },
           /*pinned=*/true);
       broken_ = false;
@@ -461,7 +461,7 @@ class VecEnv {
     py::array_t<double> rewards(static_cast<py::ssize_t>(envs_.size()));
     double* r = rewards.mutable_data();
     Outputs out = outputs();
-    const Slots slots = out.slots();
+    const Buffers buffers = out.buffers();
     {
       const py::gil_scoped_release release;
       const std::lock_guard lock(in_use_);
@@ -478,7 +478,7 @@ class VecEnv {
           finished_start[i] = e.window_start();
           e.reset(std::nullopt, std::nullopt);
         }
-        write(i, slots);
+        write(i, buffers);
       }, /*pinned=*/true);
       broken_ = false;
     }
@@ -512,7 +512,7 @@ class VecEnv {
   }
   // What a reset or step returns per environment: made while the GIL is held, then filled by each
   // environment's own task, so that copying the observations out runs on all threads too.
-  struct Slots {  // raw pointers into Outputs, for tasks that run without the GIL
+  struct Buffers {  // raw pointers into Outputs, for tasks that run without the GIL
     float* obs;
     bool* mask;
     long long* starts;
@@ -521,7 +521,7 @@ class VecEnv {
     py::array_t<float> obs;     // [n x slots x features]
     py::array_t<bool> mask;     // [n x actions]
     py::array_t<long long> starts;  // [n]
-    Slots slots() { return {obs.mutable_data(), mask.mutable_data(), starts.mutable_data()}; }
+    Buffers buffers() { return {obs.mutable_data(), mask.mutable_data(), starts.mutable_data()}; }
   };
   Outputs outputs() const {
     const auto n = static_cast<py::ssize_t>(envs_.size());
@@ -529,11 +529,11 @@ class VecEnv {
     return {py::array_t<float>({n, static_cast<py::ssize_t>(rl::kSlots), static_cast<py::ssize_t>(e.features())}),
             py::array_t<bool>({n, static_cast<py::ssize_t>(e.actions())}), py::array_t<long long>(n)};
   }
-  void write(std::size_t i, const Slots& s) const {
+  void write(std::size_t i, const Buffers& b) const {
     const Env& e = *envs_[i];
-    e.write_observation(s.obs + i * static_cast<std::size_t>(rl::kSlots * e.features()));
-    e.write_mask(s.mask + i * static_cast<std::size_t>(e.actions()));
-    s.starts[i] = static_cast<long long>(e.window_start());
+    e.write_observation(b.obs + i * static_cast<std::size_t>(rl::kSlots * e.features()));
+    e.write_mask(b.mask + i * static_cast<std::size_t>(e.actions()));
+    b.starts[i] = static_cast<long long>(e.window_start());
   }
   // action_mask [n x actions]; per metric an array with NaN where no episode ended; "_final" marks the ended;
   // under illegal_action="first_legal", "illegal_action" marks the environments whose action was replaced.

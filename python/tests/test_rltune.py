@@ -114,6 +114,7 @@ def test_vecenv_equals_envs_stepped_in_turn():
                 assert np.isnan(info["avg_bsld"][i])
             assert np.array_equal(obs[i], o)
             assert np.array_equal(info["action_mask"][i], inf["action_mask"])
+            assert info["window_start"][i] == inf["window_start"]
     assert ended > 0
 
 
