@@ -82,7 +82,8 @@ def main():
     print(f"{a.metric}: {len(workloads)} workloads, {sum(len(v) for v in windows.values())} windows; "
           f"positive = better than {a.baseline}")
     names = [w[1] for w in workloads]
-    print("policy".ljust(28) + "mean".rjust(9) + "   pooled [95% CI]".ljust(28) + "".join(n[-12:].rjust(13) for n in names))
+    widths = [max(len(n), 8) + 2 for n in names]
+    print("policy".ljust(28) + "mean".rjust(9) + "   pooled [95% CI]".ljust(28) + "".join(n.rjust(k) for n, k in zip(names, widths)))
     for policy in sorted(values, key=lambda p: (p != a.baseline, p)):
         runs = values[policy]
         if sorted(runs) != workloads or any(sorted(runs[w]) != windows[w] for w in workloads):
@@ -99,8 +100,8 @@ def main():
         interval = "" if point is None or policy == a.baseline else \
             f"{point:+6.1f}% [{np.quantile(boot, 0.025):+.1f}, {np.quantile(boot, 0.975):+.1f}]"
         each = [improvement(b[w].sum(), p[w].sum(), lower) for w in workloads]
-        cells = "".join(("" if e is None or policy == a.baseline else f"{e:+.1f}%").rjust(13) for e in each)
-        print(policy.ljust(28) + f"{p_sum / count:9.3f}   " + interval.ljust(25) + cells)
+        cells = "".join(("" if e is None or policy == a.baseline else f"{e:+.1f}%").rjust(k) for e, k in zip(each, widths))
+        print((policy.ljust(28) + f"{p_sum / count:9.3f}   " + interval.ljust(25) + cells).rstrip())
 
 
 if __name__ == "__main__":
