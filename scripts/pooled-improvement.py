@@ -25,10 +25,8 @@ HIGHER_IS_BETTER = {"gpu_utilization"}
 
 
 def improvement(base, pol, lower):
-    """Per cent better than the baseline, from sums (as summary.csv); None where the baseline's sum is 0."""
-    if base == 0:
-        return None
-    return 100.0 * ((base - pol) / base if lower else (pol - base) / base)
+    """Per cent better than the baseline, from sums (as summary.csv): numbers or numpy arrays."""
+    return 100.0 * (base - pol) / base * (1 if lower else -1)
 
 
 def read_runs(path, metric, trace_prefix):
@@ -79,6 +77,9 @@ def main():
     rng = np.random.default_rng(a.seed)
     # One set of resampled window indices per workload, shared by every policy: paired comparisons.
     picks = {w: rng.integers(0, len(windows[w]), size=(a.resamples, len(windows[w]))) for w in workloads}
+    b = {w: np.array([base[w][x] for x in windows[w]]) for w in workloads}
+    b_sum = sum(v.sum() for v in b.values())
+    b_boot = sum(b[w][picks[w]].sum(axis=1) for w in workloads)
     print(f"{a.metric}: {len(workloads)} workloads, {sum(len(v) for v in windows.values())} windows; "
           f"positive = better than {a.baseline}")
     names = [w[1] for w in workloads]
@@ -88,19 +89,18 @@ def main():
         runs = values[policy]
         if sorted(runs) != workloads or any(sorted(runs[w]) != windows[w] for w in workloads):
             sys.exit(f"{policy}: did not run on exactly the windows {a.baseline} ran on")
-        b = {w: np.array([base[w][x] for x in windows[w]]) for w in workloads}
         p = {w: np.array([runs[w][x] for x in windows[w]]) for w in workloads}
-        b_sum, p_sum = sum(v.sum() for v in b.values()), sum(v.sum() for v in p.values())
+        p_sum = sum(v.sum() for v in p.values())
         count = sum(len(v) for v in p.values())
-        point = improvement(b_sum, p_sum, lower)
-        b_boot = sum(b[w][picks[w]].sum(axis=1) for w in workloads)
-        p_boot = sum(p[w][picks[w]].sum(axis=1) for w in workloads)
-        ok = b_boot != 0
-        boot = 100.0 * ((b_boot[ok] - p_boot[ok]) / b_boot[ok] if lower else (p_boot[ok] - b_boot[ok]) / b_boot[ok])
-        interval = "" if point is None or policy == a.baseline else \
-            f"{point:+6.1f}% [{np.quantile(boot, 0.025):+.1f}, {np.quantile(boot, 0.975):+.1f}]"
-        each = [improvement(b[w].sum(), p[w].sum(), lower) for w in workloads]
-        cells = "".join(("" if e is None or policy == a.baseline else f"{e:+.1f}%").rjust(k) for e, k in zip(each, widths))
+        interval, cells = "", ""
+        if policy != a.baseline and b_sum != 0:
+            p_boot = sum(p[w][picks[w]].sum(axis=1) for w in workloads)
+            ok = b_boot != 0
+            boot = improvement(b_boot[ok], p_boot[ok], lower)
+            interval = f"{improvement(b_sum, p_sum, lower):+6.1f}% [{np.quantile(boot, 0.025):+.1f}, {np.quantile(boot, 0.975):+.1f}]"
+        if policy != a.baseline:
+            cells = "".join(("" if b[w].sum() == 0 else f"{improvement(b[w].sum(), p[w].sum(), lower):+.1f}%").rjust(k)
+                            for w, k in zip(workloads, widths))
         print((policy.ljust(28) + f"{p_sum / count:9.3f}   " + interval.ljust(25) + cells).rstrip())
 
 
