@@ -418,6 +418,8 @@ expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacc
 # slurm: bad options, and a cycle whose Slurm commands cannot run is skipped (exit 1 with --once).
 expect 2 "--interval '5x'" -- slurm --interval 5x --once
 expect 2 "--log-format" -- slurm --log-format xml --once
+expect 2 "--timeout must be positive and at most a day" -- slurm --timeout inf --once
+expect 2 "--interval '1e300s': at most a day" -- slurm --interval 1e300s --once
 expect 2 "sees no finished jobs to predict from" -- slurm --runtime predicted --once
 expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm-bin-dir "$TMP/no-slurm-here"
 

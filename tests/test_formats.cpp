@@ -53,6 +53,10 @@ TEST(GpuTypes, AliasesMapToOneName) {
   EXPECT_EQ(normalize_gpu_type("v100m32"), "V100M32");
   EXPECT_EQ(normalize_gpu_type(" NVIDIA T4 "), "T4");
   EXPECT_EQ(normalize_gpu_type("K80"), "MISC");
+  // The 40 GB and 80 GB A100s stay apart: a pool of one must not take jobs that asked for the other.
+  EXPECT_EQ(normalize_gpu_type("A100-SXM4-40GB"), "A100");
+  EXPECT_EQ(normalize_gpu_type("NVIDIA A100-SXM4-80GB"), "A100-80G");
+  EXPECT_EQ(normalize_gpu_type("a100-80g"), "A100-80G");
   EXPECT_EQ(normalize_gpu_type("G2"), "G2");
   EXPECT_EQ(normalize_gpu_type("MyGPU"), "MyGPU");  // unknown names are kept
   // Readers apply the table and drop repeats: "V100M16|V100M32|V100M32" -> V100, V100M32.

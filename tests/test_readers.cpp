@@ -103,6 +103,8 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       {header + "a,9223372036854775807,10,1\n", {"t.csv:2", "submit_time", "out of range"}},
       {header + "a,1,99999999999999,1\n", {"t.csv:2", "duration", "out of range"}},
       {header + "a,1,1e300,1\n", {"t.csv:2", "duration", "'1e300'", "is out of range"}},
+      {header + "a,1,10,2.5\n", {"t.csv:2", "num_gpus", "'2.5'", "whole number of GPUs"}},
+      {header + "a,1,10,0.4\n", {"t.csv:2", "num_gpus", "'0.4'", "whole number of GPUs"}},
       {header + "a,1,1e999,1\n", {"t.csv:2", "duration", "is out of range"}},
       {header + "\"a,1,1,1\n", {"t.csv:2", "quote", "never closed"}},
       {header + "a,1,1,1,5\n", {"t.csv:2", "5 fields, more than the header row's 4"}},
@@ -195,6 +197,10 @@ TEST(RltuneReader, RejectsBadRowsWithPosition) {
   EXPECT_NE(bad_type.find("'7'"), std::string::npos) << bad_type;
   const std::string bad_gpus = error_of("a,1,0,25,eight,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", format("rltune"));
   EXPECT_NE(bad_gpus.find("num_gpus"), std::string::npos) << bad_gpus;
+  // A CPU count past an int's range must not wrap into a small request (2^32 + 1 read as 1).
+  const std::string bad_cpus = error_of("a,1,0,25,1,-1,-1,4294967297,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", format("rltune"));
+  EXPECT_NE(bad_cpus.find("request_cpus"), std::string::npos) << bad_cpus;
+  EXPECT_NE(bad_cpus.find("out of range"), std::string::npos) << bad_cpus;
 }
 
 TEST(Readers, AutoDetectionAndUnknownFormat) {

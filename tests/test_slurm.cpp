@@ -52,6 +52,19 @@ TEST(SlurmState, ParsesGres) {
   EXPECT_EQ(slurm::parse_gres("").count, 0);
   EXPECT_EQ(slurm::parse_gres("(null)").count, 0);
   EXPECT_THROW(slurm::parse_gres("gpu:v100:many"), SlurmError);
+  // Counts an int cannot hold are refused, not wrapped (2^32 + 8 would read as 8).
+  EXPECT_THROW(slurm::parse_gres("gpu:v100:4294967304"), SlurmError);
+  EXPECT_THROW(slurm::parse_gres("gres:gpu:-2"), SlurmError);
+}
+
+TEST(SlurmState, ANodeOrJobListedTwiceIsAnError) {
+  // Twice the same node would double its GPUs; twice the same job would get two priorities.
+  nlohmann::json nodes = nlohmann::json::parse(fixture("sinfo.json"));
+  nodes["nodes"].push_back(nodes["nodes"][0]);
+  EXPECT_THROW(slurm::parse_nodes(nodes.dump()), SlurmError);
+  nlohmann::json jobs = nlohmann::json::parse(fixture("squeue.json"));
+  jobs["jobs"].push_back(jobs["jobs"][0]);
+  EXPECT_THROW(slurm::parse_jobs(jobs.dump()), SlurmError);
 }
 
 TEST(SlurmState, ReadsRecordedAnswers) {

@@ -27,6 +27,9 @@ struct SlurmArgs {
   long long default_runtime_s = 86400;
 };
 
+// The longest interval or timeout: longer ones overflow the clock's deadlines (inf would time out at once).
+constexpr double kMaxSeconds = 86400;
+
 // "10s", "500ms", "2m", "1h" or plain seconds.
 double parse_interval(const std::string& text) {
   std::size_t used = 0;
@@ -39,6 +42,7 @@ double parse_interval(const std::string& text) {
   const std::string unit = text.substr(used);
   const double scale = unit == "" || unit == "s" ? 1 : unit == "ms" ? 0.001 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (used == 0 || scale < 0 || !(v > 0)) throw InputError(fmt::format("--interval '{}': expected e.g. 10s, 500ms, 2m", text));
+  if (v * scale > kMaxSeconds) throw InputError(fmt::format("--interval '{}': at most a day", text));
   return v * scale;
 }
 
@@ -47,7 +51,7 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   loop.interval_s = parse_interval(a.interval);
   if (a.log_format != "text" && a.log_format != "json") throw InputError("--log-format: text or json");
   loop.json_log = a.log_format == "json";
-  if (!(a.timeout_s > 0)) throw InputError("--timeout must be positive");
+  if (!(a.timeout_s > 0) || a.timeout_s > kMaxSeconds) throw InputError("--timeout must be positive and at most a day (86400)");
   loop.timeout_s = a.timeout_s;
   loop.once = a.once;
   loop.dry_run = a.dry_run;

@@ -120,6 +120,9 @@ GresGpus parse_gres(const std::string& gres) {
     const auto parts = split_top(entry, ':');
     if (parts.size() < 2) continue;
     const long long count = to_number(parts.back(), "GRES '" + gres + "'");
+    // A count that would wrap an int (2^32 + 8 read as 8) is a broken answer, not a node.
+    if (count < 0 || count > 1'000'000 || g.count + count > 1'000'000)
+      throw SlurmError(fmt::format("GRES '{}': {} GPUs is out of range", gres, parts.back()));
     if (g.type.empty() && parts.size() >= 3) g.type = parts[1];
     g.count += static_cast<int>(count);
   }
@@ -152,6 +155,9 @@ std::vector<Node> parse_nodes(const std::string& sinfo_json) {
     nodes.push_back(std::move(node));
   }
   std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) { return a.name < b.name; });
+  // A node listed twice would count its GPUs twice: an inconsistent answer.
+  for (std::size_t k = 1; k < nodes.size(); ++k)
+    if (nodes[k].name == nodes[k - 1].name) throw SlurmError(fmt::format("sinfo --json: node {} is listed twice", nodes[k].name));
   return nodes;
 }
 
@@ -201,6 +207,9 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
     jobs.push_back(std::move(job));
   }
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.id < b.id; });
+  // A job listed twice would get two contradictory priorities: an inconsistent answer.
+  for (std::size_t k = 1; k < jobs.size(); ++k)
+    if (jobs[k].id == jobs[k - 1].id) throw SlurmError(fmt::format("squeue --json: job {} is listed twice", jobs[k].id));
   return jobs;
 }
 

@@ -40,6 +40,9 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     const auto cens = rows.integer(censored, 0);
     if (!rows.ok()) continue;
     if (*g > 1'000'000 || *g < -1'000'000) rows.fail(gpus, rows.text(gpus), "is out of range");
+    // Rounding 0.4 to no GPU or 2.5 to 3 would change the job: a fraction is gpu_demand's to say.
+    if (const auto exact = csv::parse_double(rows.text(gpus)); exact && *exact != static_cast<double>(*g))
+      rows.fail(gpus, rows.text(gpus), "must be a whole number of GPUs (a fraction of a GPU goes in gpu_demand)");
     if (*c < -1 || *c > 1'000'000) rows.fail(cpus, rows.text(cpus), "must be between 0 and 1e6 (or empty)");
     if (*m < -1) rows.fail(memory, rows.text(memory), "must be >= 0 (or empty)");
     if (*r < -1) rows.fail(requested, rows.text(requested), "must be >= 0 (or empty)");

@@ -17,7 +17,9 @@ const std::vector<GpuType>& gpu_types() {
       {"V100M32", "NVIDIA V100, 32 GB", {"V100-32G", "V100-SXM2-32GB", "V100-PCIE-32GB", "V100S"}},
       {"MISC", "older GPUs grouped by PAI 2020 (K40m, K80, M60)", {"K40m", "K40", "K80", "M60", "M40"}},
       {"A10", "NVIDIA A10, 24 GB", {"A10-24G"}},
-      {"A100", "NVIDIA A100", {"A100-40G", "A100-SXM4-40GB", "A100-80G", "A100-SXM4-80GB"}},
+      // Two types, as V100 and V100M32 are: a job that needs 80 GB of memory cannot run on a 40 GB card.
+      {"A100", "NVIDIA A100, 40 GB", {"A100-40G", "A100-SXM4-40GB", "A100-PCIE-40GB"}},
+      {"A100-80G", "NVIDIA A100, 80 GB", {"A100-SXM4-80GB", "A100-PCIE-80GB", "A100 80GB"}},
       {"G2", "Alibaba 2023 anonymised GPU model G2", {}},
       {"G3", "Alibaba 2023 anonymised GPU model G3", {}},
   };

@@ -74,6 +74,10 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
       sink.bad_row(line_no, "column 4 (num_gpus)", std::to_string(gpus), "is out of range");
       continue;
     }
+    if (cpus > 1'000'000) {  // negative: none requested
+      sink.bad_row(line_no, "column 7 (request_cpus)", std::to_string(cpus), "is out of range (at most 1e6)");
+      continue;
+    }
     if (type < -1 || type >= static_cast<long long>(kGpuTypeCodes.size())) {
       sink.bad_row(line_no, fmt::format("column {} (gpu_type)", options.gpu_type_column), std::to_string(type),
                    "is not a GPU-type code (0=T4, 1=MISC, 2=P100, 3=V100, 4=V100M32, -1=none)");
