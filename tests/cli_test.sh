@@ -218,6 +218,16 @@ expect_full_disk() {
 mkdir -p "$TMP/full"
 expect_full_disk 8 "full/gen.csv: cannot write" "$TMP/full" -- generate --jobs 2000 --out "$TMP/full/gen.csv"
 expect_full_disk 8 "full/sim/.*: cannot write" "$TMP/full" -- simulate --sample-jobs 2000 --out "$TMP/full/sim"
+# An output path that is a device, a pipe or a symbolic link is written through, never replaced by a file.
+expect 2 "/dev/full: cannot write the output file" -- generate --jobs 50 --out /dev/full
+[ -c /dev/full ] || fail "an output replaced /dev/full"
+mkdir -p "$TMP/link-target" && ln -sf link-target/gen.csv "$TMP/gen-link.csv"
+expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen-link.csv"
+[ -L "$TMP/gen-link.csv" ] && cmp -s "$TMP/gen-link.csv" "$TMP/gen.csv" || fail "an output through a symbolic link replaced the link"
+mkfifo "$TMP/gen-fifo" && { cat "$TMP/gen-fifo" > "$TMP/gen-fifo.out" & }
+expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen-fifo"
+wait
+[ -p "$TMP/gen-fifo" ] && cmp -s "$TMP/gen-fifo.out" "$TMP/gen.csv" || fail "an output into a FIFO did not reach its reader"
 
 # Learning: train (through rltune-train), resume, evaluate, simulate with the model, export.
 if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
@@ -273,6 +283,14 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   # Without --epochs, a resume goes to the end the last invocation set (3), not the default (100).
   expect 0 "resuming .* at epoch 3 of 3" -- train --resume --out "$TMP/run" --quiet
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 4 ] || fail "a resume without --epochs trained past the run's last end"
+  # A resume reads the same files as the run: a trace changed under its name is refused, naming it.
+  "$RLTUNE" generate --cluster helios --jobs 400 --seed 3 --out "$TMP/train-trace.csv" > /dev/null 2>&1 || fail "generate failed"
+  expect 0 "wrote model.pt" -- train --cluster helios --trace "$TMP/train-trace.csv" --window-len 32 --epochs 1 --trajs 2 \
+    --validation-windows 1 --pi-iters 1 --vf-iters 1 --quiet --out "$TMP/run-file"
+  grep -q '"inputs"' "$TMP/run-file/config.json" || fail "train's config.json lacks its inputs' checksums"
+  "$RLTUNE" generate --cluster helios --jobs 400 --seed 4 --out "$TMP/train-trace.csv" > /dev/null 2>&1 || fail "generate failed"
+  expect 2 "--resume: .*train-trace.csv has changed since the run" -- train --resume --out "$TMP/run-file" --epochs 2 --quiet
+  [ "$(wc -l < "$TMP/run-file/progress.csv")" -eq 2 ] || fail "a refused resume trained on"
   expect 0 "wrote $TMP/eval/evaluation.json" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 \
     --window-len 64 --baselines fcfs,sjf --out "$TMP/eval/"
   grep -q "rl vs sjf" <("$RLTUNE" evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 \
@@ -364,6 +382,20 @@ done
 grep -q ',rl-sampled:helios-fcfs-bsld,' "$TMP/exp/runs.csv" || fail "runs.csv lacks the sampled model"
 grep -q "Improvement over fcfs" "$TMP/exp/summary.md" || fail "summary.md lacks the improvement table"
 expect 2 "already holds an experiment" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet
+# A window in which no job runs (every one rejected) has no averages: left out, not counted as 0.
+{ echo job_id,submit_time,duration,num_gpus,vc
+  for i in $(seq 1 50); do echo "a$i,$((i * 10)),100,1,0"; done
+  for i in $(seq 51 100); do echo "a$i,$((i * 10)),100,0,0"; done; } > "$TMP/half-rejected.csv"
+printf 'windows: {count: 4, length: 20, split: all}\npolicies: [fcfs, sjf]\nworkloads:\n  - cluster: helios\n    trace: {files: [%s]}\n' \
+  "$TMP/half-rejected.csv" > "$TMP/half-rejected.yaml"
+expect 0 "4 run\(s\) had no job that ran" -- experiment --config "$TMP/half-rejected.yaml" --out "$TMP/half-rejected" --quiet
+grep -q '^helios,half-rejected,fcfs,avg_bsld,2,1,' "$TMP/half-rejected/summary.csv" \
+  || fail "a window without a job that ran counted in the summary: $(grep avg_bsld "$TMP/half-rejected/summary.csv")"
+expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
+# A file name that is not UTF-8 (any bytes are a Linux name) is written as U+FFFD in JSON outputs.
+cp "$TMP/ok.csv" "$TMP/trace-$(printf '\377').csv"
+expect 0 "wrote jobs.csv, summary.json and config.json" -- simulate --trace "$TMP/trace-$(printf '\377').csv" --out "$TMP/not-utf8"
+grep -q $'trace-\xEF\xBF\xBD.csv' "$TMP/not-utf8/config.json" || fail "config.json lacks the replaced file name"
 expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
 printf 'policies: [fcfs]\nworkloads:\n  - cluster: helios\n    trace: {generate: {jobs: 10}, colour: red}\n' > "$TMP/bad-exp.yaml"
 expect 2 "bad-exp.yaml:4: field 'workloads\[0\].trace.colour'" -- experiment --config "$TMP/bad-exp.yaml" --out "$TMP/x"

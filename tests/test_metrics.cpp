@@ -43,10 +43,12 @@ TEST(Metrics, OneTableNamesEverySummaryKeyInOrder) {
 }
 
 TEST(Metrics, ImprovementIsPositiveWhenBetterInTheMetricsDirection) {
-  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_bsld"), 10, 8), 20);
-  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_wait_s"), 10, 12), -20);
-  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("gpu_utilization"), 0.5, 0.6), 20);
-  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_bsld"), 0, 3), 0);  // no baseline to compare with
+  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_bsld"), 10, 8).value(), 20);
+  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("avg_wait_s"), 10, 12).value(), -20);
+  EXPECT_DOUBLE_EQ(improvement_pct(summary_metric("gpu_utilization"), 0.5, 0.6).value(), 20);
+  // No baseline to compare with: undefined, not "no change" (a p95 wait of 0 against 3,852 s was +0%).
+  EXPECT_FALSE(improvement_pct(summary_metric("p95_wait_s"), 0, 3852.7).has_value());
+  EXPECT_FALSE(improvement_pct(summary_metric("avg_bsld"), 0, 0).has_value());
   EXPECT_THROW(improvement_pct(summary_metric("jobs_total"), 1, 2), InvariantError);
 }
 

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/log.h"
 #include "policy/registry.h"
 #include "report/table.h"
@@ -110,12 +112,15 @@ int run_evaluate(const EvaluateArgs& a) {
     const std::string& name = baseline.label;
     const report::Json& base = evaluation["aggregate"][name];
     report::Json pct;
-    for (const char* key : kImproved)
-      pct[std::string(key) + "_pct"] = metrics::improvement_pct(metrics::summary_metric(key), base[key].get<double>(), rl[key].get<double>());
+    std::map<std::string, std::string> shown;  // an improvement over a baseline of 0 is undefined: null, and n/a
+    for (const char* key : kImproved) {
+      const auto value = metrics::improvement_pct(metrics::summary_metric(key), base[key].get<double>(), rl[key].get<double>());
+      pct[std::string(key) + "_pct"] = value ? report::Json(*value) : report::Json(nullptr);
+      shown[key] = value ? fmt::format("{:+6.1f}%", *value) : std::string("    n/a");
+    }
     evaluation["improvement"][name] = pct;
-    lines += fmt::format("  rl vs {:<12} bsld {:+6.1f}%  wait {:+6.1f}%  jct {:+6.1f}%  utilisation {:+6.1f}%\n", name,
-                         pct["avg_bsld_pct"].get<double>(), pct["avg_wait_s_pct"].get<double>(),
-                         pct["avg_jct_s_pct"].get<double>(), pct["gpu_utilization_pct"].get<double>());
+    lines += fmt::format("  rl vs {:<12} bsld {}  wait {}  jct {}  utilisation {}\n", name, shown["avg_bsld"],
+                         shown["avg_wait_s"], shown["avg_jct_s"], shown["gpu_utilization"]);
   }
   report::print_comparison(std::cout, rows);
   std::cout << "\nimprovement of rl (positive = rl better; utilisation: higher is better):\n" << lines;
@@ -124,7 +129,7 @@ int run_evaluate(const EvaluateArgs& a) {
     std::filesystem::create_directories(a.out, ec);
     if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", a.out, ec.message()));
     const std::string file = (std::filesystem::path(a.out) / "evaluation.json").string();
-    report::write_file(file, evaluation.dump(2) + "\n");
+    report::write_file(file, json_text(evaluation, 2) + "\n");
     std::cout << fmt::format("\nwrote {}\n", file);
   }
   return 0;

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/log.h"
 #include "metrics/metrics.h"
 #include "policy/registry.h"
@@ -100,7 +101,7 @@ int run_simulate(const SimulateArgs& a) {
                                         {"median_abs_log_ratio", accuracy.median_abs_log_ratio},
                                         {"under_share", accuracy.under_share},
                                         {"within_2x_share", accuracy.within_2x_share}};
-      report::write_file((dir / "summary.json").string(), summary.dump(2) + "\n");
+      report::write_file((dir / "summary.json").string(), json_text(summary, 2) + "\n");
       report::Json config;
       config["command"] = "simulate";
       config["cluster"] = cluster.source;
@@ -113,7 +114,7 @@ int run_simulate(const SimulateArgs& a) {
       for (const auto& w : windows) ws.push_back(w.label);
       config["windows"] = ws;
       if (a.warmup > 0) config["warmup"] = a.warmup;
-      report::write_file((dir / "config.json").string(), config.dump(2) + "\n");
+      report::write_file((dir / "config.json").string(), json_text(config, 2) + "\n");
     }
   }
   report::print_comparison(std::cout, rows);

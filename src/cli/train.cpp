@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "cli/commands.h"
@@ -48,6 +49,19 @@ bool is_option(const std::vector<std::string>& args, std::size_t i, const std::s
   return args[i].starts_with(name + "=");
 }
 
+// The files the run reads, with their digests: a resume refuses to go on when one has changed.
+report::Json input_files(const TrainArgs& a) {
+  const TraceArgs& t = a.trace;
+  std::set<std::string> files(t.paths.begin(), t.paths.end());
+  for (const std::string& f : {t.pai_job_table, t.read.duration_source, t.read.pai_task_table, a.profile.runtime_model})
+    if (!f.empty()) files.insert(f);
+  for (const std::string& f : {a.cluster, t.like})  // a preset or family name otherwise
+    if (!f.empty() && std::filesystem::is_regular_file(f)) files.insert(f);
+  report::Json out = report::Json::object();
+  for (const auto& [file, digest] : file_digests(files)) out[file] = digest;
+  return out;
+}
+
 int run_train(TrainArgs& a) {
   const Comm& comm = world();
   cluster::ClusterSpec cluster;
@@ -77,6 +91,7 @@ int run_train(TrainArgs& a) {
     config["cluster"] = cluster.source;
     a.trace.describe(config, cluster, trace);
     a.profile.describe(config, o.env.profile);
+    config["inputs"] = input_files(a);
     if (!a.init_policy.empty()) {
       init = rl::load_policy(a.init_policy);
       const auto& net = init->net;

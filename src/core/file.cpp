@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -17,11 +18,43 @@ void write_file(const std::string& path, const std::string& text) {
   write_file(path, [&](std::ostream& out) { out << text; });
 }
 
+namespace {
+
+// Where the bytes of `path` go: through symbolic links to their target, so that a link stays a link.
+std::filesystem::path written_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p;
+}
+
+}  // namespace
+
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const std::string tmp = path + ".tmp";
+  const auto fail_on = [&](const char* what) {
+    throw InputError(fmt::format("{}: cannot {} the output file", path, what));
+  };
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // through links
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) && !std::filesystem::is_directory(status)) {
+    // A device or a pipe (/dev/stdout, a FIFO, >(command)): written to as it is, never replaced by a file.
+    std::ofstream out(path, std::ios::binary);
+    if (!out) fail_on("write");
+    write(out);
+    out.close();
+    if (!out) fail_on("write");
+    return;
+  }
+  const std::filesystem::path target = written_path(path);
+  const std::string tmp = target.string() + ".tmp";
   const auto fail = [&](const char* what) {
     std::remove(tmp.c_str());  // a full disk must not leave half a file behind
-    throw InputError(fmt::format("{}: cannot {} the output file", path, what));
+    fail_on(what);
   };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -36,7 +69,7 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
     out.close();
     if (!out) fail("write");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("replace");
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) fail("replace");
 }
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -58,6 +91,16 @@ std::optional<std::string> file_digest(const std::string& path) {
   }
   if (in.bad()) return std::nullopt;
   return fmt::format("fnv1a64:{:016x}", h.value());
+}
+
+std::map<std::string, std::string> file_digests(const std::set<std::string>& paths) {
+  std::map<std::string, std::string> out;
+  for (const std::string& f : paths) {
+    const std::optional<std::string> digest = file_digest(f);
+    if (!digest) throw InputError(fmt::format("{}: cannot read", f));
+    out[f] = *digest;
+  }
+  return out;
 }
 
 }  // namespace rltune

@@ -18,6 +18,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json_text.h"
 #include "core/parallel.h"
 #include "core/progress.h"
 #include "core/rng.h"
@@ -227,11 +228,7 @@ Json input_digests(const Config& config, const Models& models) {
     for (const PolicySpec& p : w.policies)
       if (!p.engine.runtime_model_file.empty()) files.insert(p.engine.runtime_model_file);
   Json out = Json::object();
-  for (const std::string& f : files) {
-    const std::optional<std::string> digest = file_digest(f);
-    if (!digest) throw InputError(fmt::format("{}: cannot read", f));
-    out[f] = *digest;
-  }
+  for (const auto& [file, digest] : file_digests(files)) out[file] = digest;
   return out;
 }
 
@@ -290,6 +287,11 @@ Json run_one(const Workload& w, const LoadedWorkload& l, std::size_t policy, std
   return record;
 }
 
+// A completed run in which at least one job ran: only such a run has job averages.
+bool ran_jobs(const Json& record) {
+  return record["status"] == "completed" && record["metrics"]["jobs_completed"].get<double>() > 0;
+}
+
 struct Task {
   std::size_t workload, window, policy;
 };
@@ -333,12 +335,13 @@ struct Writer {
     return out.str();
   }
 
-  // Per-window values of `metric` for policy p of workload w (NaN where the run failed).
+  // Per-window values of `metric` for policy p of workload w: NaN where the run failed or no job of
+  // the window ran (every one rejected), which leaves its averages undefined, not 0.
   std::vector<double> values(std::size_t w, std::size_t p, const char* metric) const {
     std::vector<double> v;
     for (const auto& window : records[w]) {
       const Json& r = window[p];
-      v.push_back(r["status"] == "completed" ? r["metrics"][metric].get<double>() : std::nan(""));
+      v.push_back(ran_jobs(r) ? r["metrics"][metric].get<double>() : std::nan(""));
     }
     return v;
   }
@@ -473,7 +476,7 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
       throw InputError(fmt::format("{}: unreadable: {}", (out / "config.json").string(), e.what()));
     }
     // The config file's own path may differ (./exp.yaml, another working folder); what it says may not.
-    Json a = previous, b = effective;
+    Json a = previous, b = Json::parse(json_text(effective));  // as written: bytes that are not UTF-8 replaced
     a.erase("config_file"), b.erase("config_file");
     if (a.contains("inputs") && a["inputs"] != b["inputs"]) {
       for (const auto& [file, digest] : b["inputs"].items())
@@ -499,6 +502,18 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
 }
 
 // Warns once when MILP solves hit the wall-clock limit (their results may then depend on machine load).
+// Runs without a job that ran: their rows stay in runs.csv, but summaries leave them out.
+void warn_no_jobs_ran(const Records& records) {
+  std::size_t empty = 0;
+  for (const auto& workload : records)
+    for (const auto& window : workload)
+      for (const Json& r : window) empty += r["status"] == "completed" && !ran_jobs(r);
+  if (empty > 0)
+    spdlog::warn("{} run(s) had no job that ran (every job of the window rejected): left out of the summaries, whose "
+                 "'windows' column counts the rest",
+                 empty);
+}
+
 void warn_time_limit_hits(const Records& records) {
   std::size_t hits = 0, solves = 0;
   for (const auto& workload : records)
@@ -538,7 +553,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
     models = load_models(config.workloads);
     effective["rltune_version"] = RLTUNE_VERSION;
     effective["inputs"] = input_digests(config, models);
-    if (writer) claim_out_dir(out, effective, effective.dump(2) + "\n", options.resume);
+    if (writer) claim_out_dir(out, effective, json_text(effective, 2) + "\n", options.resume);
   });
 
   // Runs in rounds of one window of every workload, so that the progress bar's ETA, taken from the
@@ -598,7 +613,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
         fail_here_for_tests(comm, static_cast<long>(i), "run " + run_file(t));
         Json r = run_one(w, loaded[t.workload], t.policy, t.window,
                          static_cast<int>(t.window) < config.timeseries_windows, models);
-        write_file((out / "runs" / run_file(t)).string(), r.dump() + "\n");  // a failed write stops everyone
+        write_file((out / "runs" / run_file(t)).string(), json_text(r) + "\n");  // a failed write stops everyone
         std::lock_guard lock(mutex);
         if (r["status"] != "completed") {
           ++outcome.failed;
@@ -621,7 +636,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   if (comm.size() > 1) {
     std::string mine;
     for (const Task& t : todo)
-      mine += fmt::format("{} {} {} {}\n", t.workload, t.window, t.policy, records[t.workload][t.window][t.policy].dump());
+      mine += fmt::format("{} {} {} {}\n", t.workload, t.window, t.policy, json_text(records[t.workload][t.window][t.policy]));
     const auto all = comm.gather_to_root(mine);
     outcome.failed = 0;
     for (std::size_t r = 0; r < all.size(); ++r) {
@@ -639,6 +654,7 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   together(comm, [&] {
     if (!writer) return;
     warn_time_limit_hits(records);
+    warn_no_jobs_ran(records);
     write_outputs(out, config, effective, records);
   });
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

@@ -255,9 +255,9 @@ const MetricDef& summary_metric(std::string_view name) {
   throw InvariantError("no summary metric named " + std::string(name));
 }
 
-double improvement_pct(const MetricDef& metric, double baseline, double value) {
+std::optional<double> improvement_pct(const MetricDef& metric, double baseline, double value) {
   RLTUNE_CHECK(metric.better != Better::neither, std::string(metric.name) + " has no better direction");
-  if (!(baseline > 0)) return 0.0;
+  if (!(baseline > 0)) return std::nullopt;
   return 100 * (metric.better == Better::lower ? baseline - value : value - baseline) / baseline;
 }
 

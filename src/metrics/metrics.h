@@ -2,6 +2,7 @@
 // Per-job records collected by observing the engine, and every aggregate computed only from them
 // (definitions in DESIGN.md section 3).
 #include <array>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -91,8 +92,8 @@ struct MetricDef {
 std::span<const MetricDef> summary_metrics();
 const MetricDef& summary_metric(std::string_view name);  // InvariantError for a name not in the table
 // Change from `baseline` to `value` in percent of the baseline, positive when `value` is better;
-// 0 when the baseline is not positive.
-double improvement_pct(const MetricDef& metric, double baseline, double value);
+// undefined (nullopt) when the baseline is not positive.
+std::optional<double> improvement_pct(const MetricDef& metric, double baseline, double value);
 
 // One run's summary. Job averages are over completed jobs; utilisation = sum(duration x GPUs) /
 // (cluster GPUs x (last end - first submit)); makespan = last end - first submit.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 namespace rltune::report {
 
@@ -20,7 +21,10 @@ struct Column {
   std::string title;
   const metrics::MetricDef& metric;  // its better direction marks the best value
   std::function<std::string(double)> format;
+  bool of_jobs = true;  // undefined (n/a) for a run in which no job ran
 };
+
+bool ran_jobs(const metrics::Summary& s) { return s.jobs_completed > 0; }
 
 }  // namespace
 
@@ -30,15 +34,15 @@ void print_comparison(std::ostream& out, const std::vector<std::pair<std::string
   const auto percent = [](double v) { return fmt::format("{:.1f}%", 100 * v); };
   const auto metric = metrics::summary_metric;
   const std::vector<Column> columns = {
-      {"jobs run", metric("jobs_completed"), count},
-      {"rejected", metric("jobs_rejected"), count},
+      {"jobs run", metric("jobs_completed"), count, false},
+      {"rejected", metric("jobs_rejected"), count, false},
       {"avg wait", metric("avg_wait_s"), human_duration},
       {"p95 wait", metric("p95_wait_s"), human_duration},
       {"avg JCT", metric("avg_jct_s"), human_duration},
       {"avg slowdown", metric("avg_bsld"), ratio},
       {"GPU util", metric("gpu_utilization"), percent},
       {"fragmented", metric("avg_fragmentation"), percent},
-      {"decision p50", metric("decision_us_p50"), [](double v) { return fmt::format("{:.2f} us", v); }},
+      {"decision p50", metric("decision_us_p50"), [](double v) { return fmt::format("{:.2f} us", v); }, false},
   };
   std::vector<std::vector<std::string>> cells(rows.size());
   std::vector<std::size_t> width(columns.size() + 1, 6);
@@ -46,15 +50,17 @@ void print_comparison(std::ostream& out, const std::vector<std::pair<std::string
   for (std::size_t c = 0; c < columns.size(); ++c) {
     width[c + 1] = std::max(width[c + 1], columns[c].title.size());
     const metrics::MetricDef& m = columns[c].metric;
-    double best = 0;
+    const auto defined = [&](std::size_t r) { return !columns[c].of_jobs || ran_jobs(rows[r].second); };
+    std::optional<double> best;
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const double v = m.of(rows[r].second);
-      if (r == 0 || (m.better == metrics::Better::lower ? v < best : v > best)) best = v;
+      if (defined(r) && (!best || (m.better == metrics::Better::lower ? v < *best : v > *best))) best = v;
     }
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const double v = m.of(rows[r].second);
-      std::string text = columns[c].format(v);
-      if (m.better != metrics::Better::neither && rows.size() > 1) text += columns[c].format(v) == columns[c].format(best) ? "*" : " ";
+      std::string text = defined(r) ? columns[c].format(v) : "n/a";
+      if (m.better != metrics::Better::neither && rows.size() > 1)
+        text += defined(r) && columns[c].format(v) == columns[c].format(*best) ? "*" : " ";
       width[c + 1] = std::max(width[c + 1], text.size());
       cells[r].push_back(std::move(text));
     }
@@ -72,7 +78,8 @@ void print_comparison(std::ostream& out, const std::vector<std::pair<std::string
   const auto improvement = [&](std::size_t r, const char* key) {
     const auto& metric = metrics::summary_metric(key);
     const double base = metric.of(rows[0].second);
-    return base == 0 ? std::string("n/a") : fmt::format("{:+.0f}%", metrics::improvement_pct(metric, base, metric.of(rows[r].second)));
+    const std::optional<double> pct = metrics::improvement_pct(metric, base, metric.of(rows[r].second));
+    return pct && ran_jobs(rows[0].second) && ran_jobs(rows[r].second) ? fmt::format("{:+.0f}%", *pct) : std::string("n/a");
   };
   if (rows.size() > 1) out << fmt::format("\nimprovement over {} (positive = better):\n", rows[0].first);
   for (std::size_t r = 1; r < rows.size(); ++r)

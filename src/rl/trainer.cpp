@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json_text.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "core/progress.h"
@@ -265,6 +266,24 @@ void fill_missing(nlohmann::json& stored, const nlohmann::json& defaults) {
   }
 }
 
+// A resume must read the same files as the run: the same names could hold another trace or cluster.
+// A run recorded before its inputs' digests were kept cannot be checked, and says so.
+void check_inputs(nlohmann::json& stored, const nlohmann::json& config, const std::string& out) {
+  if (!config.contains("inputs")) return;
+  if (!stored.contains("inputs")) {
+    spdlog::warn("--resume: {}/config.json has no checksums of its input files (an older run): cannot check that they are unchanged", out);
+    stored["inputs"] = config["inputs"];
+    return;
+  }
+  for (const auto& [file, digest] : config["inputs"].items())
+    if (stored["inputs"].contains(file) && stored["inputs"][file] != digest)
+      throw InputError(fmt::format("--resume: {} has changed since the run in {} was trained on it (its checksum differs); "
+                                   "train into another --out",
+                                   file, out));
+  if (stored["inputs"] != config["inputs"])
+    throw InputError(fmt::format("--resume: the run in {} read other input files; resume with the same ones", out));
+}
+
 // Where a run starts: epoch 0, or the epoch that model.pt in the run directory reached.
 struct RunStart {
   int first_epoch = 0;
@@ -289,6 +308,7 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
     if (!stored.is_object() || !stored["options"].is_object())
       throw InputError(fmt::format("--resume: {}/config.json holds no training options", o.out));
     fill_missing(stored["options"], to_json(TrainOptions{}));
+    check_inputs(stored, config, o.out);
     const nlohmann::json patch = nlohmann::json::diff(comparable(stored), comparable(config));
     if (!patch.empty())
       throw InputError(fmt::format("--resume: the settings differ from the run in {} (first difference at {}); "
@@ -307,7 +327,7 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
     if (fs::exists(dir / "model.pt"))
       throw InputError(fmt::format("--out {}: already holds a training run (use --resume to continue it, or another directory)", o.out));
   }
-  write_file((dir / "config.json").string(), config.dump(2) + "\n");
+  write_file((dir / "config.json").string(), json_text(config, 2) + "\n");
   return start;
 }
 

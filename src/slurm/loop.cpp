@@ -12,6 +12,7 @@
 #include <ostream>
 #include <thread>
 
+#include "core/json_text.h"
 #include "core/process.h"
 
 namespace rltune::slurm {
@@ -28,7 +29,7 @@ class Log {
     if (json_) {
       nlohmann::ordered_json line{{"time", std::time(nullptr)}, {"event", kind}};
       for (auto it = fields.begin(); it != fields.end(); ++it) line[it.key()] = *it;
-      out_ << line.dump() << std::endl;
+      out_ << json_text(line) << std::endl;
     } else {
       out_ << fmt::format("{:%Y-%m-%dT%H:%M:%SZ} {}: {}", fmt::gmtime(std::time(nullptr)), kind, text) << std::endl;
     }
