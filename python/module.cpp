@@ -13,12 +13,15 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "experiment/profile_settings.h"
@@ -63,8 +66,6 @@ Trace read_trace(const std::vector<std::string>& paths, const trace::ReadOptions
 }
 
 Trace generate(const Cluster& cluster, const std::string& like, int jobs, double load, std::uint64_t seed) {
-  if (jobs < 1) throw InputError(fmt::format("generate: jobs {} must be at least 1", jobs));
-  if (!(load > 0) || !std::isfinite(load)) throw InputError(fmt::format("generate: load {} must be a positive number", load));
   const workload::WorkloadModel model = workload::load_model(like.empty() ? workload::default_family(cluster.spec->source) : like);
   return {std::make_shared<const trace::Trace>(workload::generate(model, *cluster.spec, {.jobs = jobs, .load = load, .seed = seed}))};
 }
@@ -122,16 +123,30 @@ void set_numbers(experiment::ProfileSettings& s, const py::handle& dict, const c
   }
 }
 
-// As the CLI: settings that would be ignored are errors.
-void check_settings(const experiment::ProfileSettings& s, bool milp_used, bool sampled) {
-  const auto given = [](const std::vector<std::optional<double>>& values) {
+// As the CLI: settings that would be ignored, or that contradict the semantics, are errors. `given`:
+// the keywords the caller gave (a semantics' fixed setting given again with its own value is fine);
+// `policy_milp`: a policy places with milp itself (NAME@milp).
+void check_settings(const experiment::ProfileSettings& s, const std::set<std::string>& given, bool policy_milp, bool sampled) {
+  policy::ProfileOptions chosen;
+  chosen.placement = s.placement;
+  chosen.blocking = policy::parse_blocking(s.blocking);
+  chosen.backfill = s.backfill;
+  for (const auto& [key, value] : policy::fixed_settings(policy::find_semantics(s.semantics)))
+    if (const std::string text = policy::setting_text(chosen, key); given.contains(key) && text != value)
+      throw InputError(fmt::format("semantics {} sets {} {}; {} {} contradicts it", s.semantics, key, value, key, text));
+  chosen.semantics = policy::find_semantics(s.semantics).name;
+  policy::apply_semantics(chosen);
+  const bool milp_used = policy_milp || chosen.placement == "milp";
+  const auto any = [](const std::vector<std::optional<double>>& values) {
     return std::any_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
   };
-  if (given(s.engine_values) && !sim::is_predicted(sim::parse_runtime_knowledge(s.runtime)))
+  if (any(s.engine_values) && !sim::is_predicted(sim::parse_runtime_knowledge(s.runtime)))
     throw InputError(fmt::format("runtime_options apply only to runtime 'predicted' (runtime is {})", s.runtime));
-  if (given(s.milp_values) && !milp_used)
-    throw InputError(fmt::format("milp settings apply only to placement 'milp' (placement is {})", s.placement));
-  if (given(s.sampling_values) && !sampled) throw InputError("temperature " + policy::only_for_sampled());
+  if (any(s.milp_values) && !milp_used)
+    throw InputError(fmt::format("milp settings apply only to placement 'milp' (placement is {})", chosen.placement));
+  if (given.contains("milp_model") && !milp_used)
+    throw InputError(fmt::format("milp_model applies only to placement 'milp' (placement is {})", chosen.placement));
+  if (any(s.sampling_values) && !sampled) throw InputError("temperature " + policy::only_for_sampled());
 }
 
 // A policy written in Python: a callable given each pass's observation [kSlots x features] and action
@@ -156,13 +171,24 @@ struct Agent {
       py::array_t<bool> mask(count);
       for (int a = 0; a < count; ++a) mask.mutable_data()[a] = obs.mask[static_cast<std::size_t>(a)] != 0;
       const py::object result = fn(values, mask);
-      const auto scores = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
+      const py::array raw = py::array::ensure(result);
+      const char kind = raw ? raw.dtype().kind() : '?';  // real numbers only: no strings, no complex values
+      using Scores = py::array_t<double, py::array::c_style | py::array::forcecast>;
+      const Scores scores = kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' ? Scores::ensure(raw) : Scores();
       if (!scores || scores.ndim() != 1 || scores.shape(0) != count)
-        throw InputError(fmt::format("agent {}: returned {}; expected {} scores, one per action", name,
+        throw InputError(fmt::format("agent {}: returned {}; expected {} scores, one real number per action", name,
                                      py::repr(result).cast<std::string>().substr(0, 80), count));
-      for (int a = 0; a < count; ++a) {
-        if (std::isnan(scores.data()[a])) throw InputError(fmt::format("agent {}: score {} is NaN", name, a));
-        out[static_cast<std::size_t>(a)] = scores.data()[a];
+      const double* v = scores.data();
+      for (int a = 0; a < count; ++a)
+        if (std::isnan(v[a])) throw InputError(fmt::format("agent {}: score {} is NaN", name, a));
+      // Passed on as ranks (equal scores, equal ranks): the order of float64 scores survives, which
+      // float32 would not keep (1.7e9 + 1 and 1.7e9 + 2 are one float).
+      std::vector<int> order(static_cast<std::size_t>(count));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return v[x] < v[y]; });
+      for (std::size_t k = 0, rank = 0; k < order.size(); ++k) {
+        if (k > 0 && v[order[k]] != v[order[k - 1]]) rank = k;
+        out[static_cast<std::size_t>(order[k])] = static_cast<float>(rank);
       }
     };
     return std::make_unique<policy::ProfileScheduler>(options, rl::make_agent_picker(rank, spec, options.priority_options),
@@ -186,10 +212,16 @@ struct EnvArgs {
 
 // How jobs start, by keyword (experiment::choice_settings()' keys with '_' for '.', and the numeric
 // settings as dicts), as Env and simulate take them; false for any other keyword.
-bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, const py::handle& value) {
+bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, const py::handle& value, std::set<std::string>& given) {
+  given.insert(k);
   for (const experiment::ChoiceSetting& c : experiment::choice_settings())
     if (k == c.python_keyword()) {
       std::visit([&](auto field) { take(value, k, p.*field); }, c.field);
+      if (!c.is_switch()) {  // an unknown name is refused first, as the CLI refuses it at parse time
+        policy::ProfileOptions unused;
+        sim::EngineOptions unused_engine;
+        c.apply_text(unused, unused_engine, p.*std::get<std::string experiment::ProfileSettings::*>(c.field));
+      }
       return true;
     }
   if (k == "milp") set_numbers(p, value, "milp", "milp");
@@ -205,9 +237,10 @@ bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, 
 
 EnvArgs env_args(const py::kwargs& kwargs) {
   EnvArgs a;
+  std::set<std::string> given;
   for (const auto& [key, value] : kwargs) {
     const auto k = key.cast<std::string>();
-    if (take_profile_setting(a.profile, k, value)) continue;
+    if (take_profile_setting(a.profile, k, value, given)) continue;
     if (k == "cluster") a.cluster = py::reinterpret_borrow<py::object>(value);
     else if (k == "trace") a.trace = py::reinterpret_borrow<py::object>(value);
     else if (k == "generated") a.generated = py::reinterpret_borrow<py::object>(value);
@@ -224,7 +257,7 @@ EnvArgs env_args(const py::kwargs& kwargs) {
     else if (k == "illegal_action") take(value, k, a.illegal_action);
     else throw py::type_error(fmt::format("Env: unexpected argument '{}'", k));
   }
-  check_settings(a.profile, a.profile.placement == "milp", false);
+  check_settings(a.profile, given, false, false);
   return a;
 }
 
@@ -341,7 +374,8 @@ class Env {
   }
   std::size_t window_start() const { return env_->window_start(); }
   Seconds now() const { return env_->engine().now(); }
-  // Held while the environment moves without the GIL: two Python threads may share one object.
+  // Held while the environment moves (without the GIL) and while step and reset read its outputs: two
+  // Python threads may step one object. Take it only after letting the GIL go.
   std::mutex& in_use() { return in_use_; }
 
  private:
@@ -446,15 +480,14 @@ class VecEnv {
     return py::make_tuple(out.obs, infos(out, none, {}, none));
   }
 
-  py::tuple step(const py::array_t<long long, py::array::c_style | py::array::forcecast>& actions) {
+  py::tuple step(const py::object& given) {
+    const py::array raw = py::array::ensure(given);
+    if (!raw || (raw.dtype().kind() != 'i' && raw.dtype().kind() != 'u'))  // 0.9 is not action 0
+      throw py::type_error(fmt::format("actions: expected {} integers, one per environment", envs_.size()));
+    const auto actions = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(raw);
     if (actions.ndim() != 1 || static_cast<std::size_t>(actions.shape(0)) != envs_.size())
       throw InputError(fmt::format("actions: expected {} actions, one per environment", envs_.size()));
-    if (broken_) throw InputError("an earlier step or reset failed part-way: call reset() first");
     const long long* a = actions.data();
-    for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
-      if (a[i] < 0 || a[i] >= envs_[i]->actions() ||
-          (!envs_[i]->done() && !envs_[i]->takes_first_legal() && !envs_[i]->legal(static_cast<int>(a[i]))))
-        throw InputError(fmt::format("actions[{}] = {}: not legal now (info['action_mask'] tells which are)", i, a[i]));
     std::vector<std::uint8_t> ended(envs_.size(), 0), replaced(envs_.size(), 0);
     std::vector<Env::Metrics> finished(envs_.size());
     std::vector<std::size_t> finished_start(envs_.size(), 0);
@@ -465,6 +498,11 @@ class VecEnv {
     {
       const py::gil_scoped_release release;
       const std::lock_guard lock(in_use_);
+      if (broken_) throw InputError("an earlier step or reset failed part-way: call reset() first");
+      for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
+        if (a[i] < 0 || a[i] >= envs_[i]->actions() ||
+            (!envs_[i]->done() && !envs_[i]->takes_first_legal() && !envs_[i]->legal(static_cast<int>(a[i]))))
+          throw InputError(fmt::format("actions[{}] = {}: not legal now (info['action_mask'] tells which are)", i, a[i]));
       // An error part-way leaves some environments stepped and others not: only reset() can go on.
       broken_ = true;
       team_.for_each(envs_.size(), [&](std::size_t i, int) {
@@ -499,7 +537,9 @@ class VecEnv {
   static py::array_t<T> read_only(py::array_t<T> a, T value) {
     std::fill(a.mutable_data(), a.mutable_data() + a.size(), value);
     a.attr("setflags")(py::arg("write") = false);
-    return a;
+    // A view of it: numpy refuses to make a view of a read-only array writeable, so no caller can
+    // change what every later step returns (the array itself could be made writeable again).
+    return a.attr("view")();
   }
   static bool any(const std::vector<std::uint8_t>& ended) {
     return std::any_of(ended.begin(), ended.end(), [](std::uint8_t e) { return e != 0; });
@@ -630,7 +670,7 @@ py::dict job_columns(const std::vector<const metrics::RunMetrics*>& runs) {
 }
 
 py::object json_to_python(const report::Json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
+  return py::module_::import("json").attr("loads")(json_text(j));
 }
 
 // Each policy over the windows: {name: {"jobs": columns, "summary": summary.json's object}}.
@@ -642,8 +682,9 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
   if (warmup < 0) throw InputError(fmt::format("warmup {}: must not be negative", warmup));
   const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size());
   experiment::ProfileSettings settings;
+  std::set<std::string> given;
   for (const auto& [key, value] : how)
-    if (!take_profile_setting(settings, key.cast<std::string>(), value))
+    if (!take_profile_setting(settings, key.cast<std::string>(), value, given))
       throw py::type_error(fmt::format("simulate: unexpected argument '{}'", key.cast<std::string>()));
   const sim::EngineOptions engine = settings.engine();
   // One name, or a sequence of names and Agents.
@@ -677,7 +718,7 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
       if (before.name == e.name) throw InputError(fmt::format("policies: {} is given twice", e.name));
     entries.push_back(std::move(e));
   }
-  check_settings(settings, std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.options.placement == "milp"; }),
+  check_settings(settings, given, std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.options.placement == "milp"; }),
                  std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return !e.agent && policy::is_sampled(e.options.priority); }));
   py::dict out;
   for (const Entry& e : entries) {
@@ -725,6 +766,20 @@ py::dict trace_columns(const Trace& t) {
 }
 
 }  // namespace
+
+// Moves `e` without the GIL, then reads its outputs with the GIL back, both under the environment's
+// lock: another Python thread stepping the same object cannot slip in between. (No deadlock: every
+// taker of the lock lets the GIL go first.)
+template <class Move, class Read>
+py::object locked(Env& e, const Move& move, const Read& read) {
+  std::unique_lock<std::mutex> lock;
+  {
+    const py::gil_scoped_release release;
+    lock = std::unique_lock(e.in_use());
+    move();
+  }
+  return read();
+}
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "rltune's engine: the RL environment, simulation, clusters and traces";
@@ -822,25 +877,17 @@ PYBIND11_MODULE(_core, m) {
                 else throw InputError(fmt::format("reset options: unknown key '{}' (known: start)", k));
               }
             }
-            {
-              const py::gil_scoped_release release;
-              const std::lock_guard lock(e.in_use());
-              e.reset(seed, start);
-            }
-            return py::make_tuple(observation_array(e), step_info(e));
+            return locked(e, [&] { e.reset(seed, start); }, [&] { return py::make_tuple(observation_array(e), step_info(e)); });
           },
           py::kw_only(), py::arg("seed") = py::none(), py::arg("options") = py::none())
       .def(
           "step",
           [](Env& e, int action) {
-            {
-              const py::gil_scoped_release release;
-              const std::lock_guard lock(e.in_use());
-              e.step(action);
-            }
-            return py::make_tuple(observation_array(e), e.reward(), e.done(), false, step_info(e));
+            return locked(e, [&] { e.step(action); }, [&] {
+              return py::make_tuple(observation_array(e), e.reward(), e.done(), false, step_info(e));
+            });
           },
-          py::arg("action"))
+          py::arg("action").noconvert())  // an integer (__index__): 127.9 is not slot 127
       .def(
           "_play",
           [](Env& e, int episodes, bool random, std::uint64_t seed) {

@@ -67,7 +67,9 @@ class Env(*_EnvBases):
     semantics, placement, blocking, backfill, backfill_limits, runtime, runtime_model, milp_model, multifactor_favor_small:
         how jobs start, as `rltune simulate` (--backfill-limits, --runtime-model, --milp-model, --mf-favor-small); milp, multifactor and
         runtime_options (dicts keyed as in experiment YAML, e.g. milp={"extra_nodes": 2},
-        runtime_options={"predict_last": 3}) their numeric settings.
+        runtime_options={"predict_last": 3}) their numeric settings. placement, blocking, backfill and
+        milp_model default to greedy, global, False and nodes, or to what the semantics sets; a value
+        that contradicts the semantics is an error.
     skip: the agent may also wait (action SKIP). commit: a pick that cannot start yet is kept
         (False: `--reconsider`). seed: the window draws (reset(seed=...) reseeds).
     illegal_action: what step() does with an action of the action space that is not legal now:
@@ -83,15 +85,18 @@ class Env(*_EnvBases):
 
     def __init__(self, cluster="helios", trace=None, *, generated=None, window_len=256, warmup=0, train_split=0.7,
                  split="train", baseline="fcfs", score="bsld", features="extended", semantics="rltune",
-                 placement="greedy", blocking="global", backfill=False, backfill_limits=False, runtime="oracle", runtime_model="", milp_model="nodes",
+                 placement=None, blocking=None, backfill=None, backfill_limits=False, runtime="oracle", runtime_model="", milp_model=None,
                  milp=None, multifactor=None, multifactor_favor_small=False, runtime_options=None, skip=False, commit=True, seed=0,
                  illegal_action="raise"):
+        # None: not given (greedy, global, False, nodes, unless the semantics sets them), so that a value
+        # given against the semantics is an error, as in the CLI.
+        given = {key: value for key, value in dict(placement=placement, blocking=blocking, backfill=backfill,
+                                                    milp_model=milp_model).items() if value is not None}
         super().__init__(cluster=cluster, trace=trace, generated=generated, window_len=window_len, warmup=warmup,
                          train_split=train_split, split=split, baseline=baseline, score=score, features=features,
-                         semantics=semantics, placement=placement, blocking=blocking, backfill=backfill, backfill_limits=backfill_limits,
-                         runtime=runtime, runtime_model=runtime_model, milp_model=milp_model, milp=milp, multifactor=multifactor,
-                         multifactor_favor_small=multifactor_favor_small, runtime_options=runtime_options, skip=skip, commit=commit, seed=seed,
-                         illegal_action=illegal_action)
+                         semantics=semantics, backfill_limits=backfill_limits, runtime=runtime, runtime_model=runtime_model,
+                         milp=milp, multifactor=multifactor, multifactor_favor_small=multifactor_favor_small,
+                         runtime_options=runtime_options, skip=skip, commit=commit, seed=seed, illegal_action=illegal_action, **given)
         self.observation_space, self.action_space = _spaces(self.features, self.actions)
 
     # Written out (not inherited from the native class) so that their signatures can be inspected, as

@@ -289,6 +289,57 @@ def test_bad_input_never_crashes(tmp_path):
         rltune.VecEnv(2, threads=5000, generated=SMALL)
 
 
+def test_arguments_are_refused_rather_than_reinterpreted(tmp_path):
+    # A setting that contradicts the semantics is an error, as in the CLI; the same value is fine.
+    with pytest.raises(ValueError, match="semantics helios sets placement consolidate; placement greedy contradicts it"):
+        rltune.simulate("helios", generated={"jobs": 100}, semantics="helios", placement="greedy")
+    with pytest.raises(ValueError, match="semantics helios sets backfill false"):
+        rltune.Env(generated=SMALL, window_len=32, semantics="helios", backfill=True)
+    with pytest.raises(ValueError, match="milp_model applies only to placement 'milp'"):
+        rltune.Env(generated=SMALL, window_len=32, milp_model="ways")
+    rltune.Env(generated=SMALL, window_len=32, semantics="helios", placement="consolidate")
+    # Actions are integers: 127.9 is not slot 127, nor 0.9 action 0.
+    env = rltune.Env(generated=SMALL, window_len=32, seed=1)
+    obs, info = env.reset()
+    with pytest.raises(TypeError):
+        env.step(np.float32(0.0))
+    env.step(np.int64(int(np.flatnonzero(info["action_mask"])[0])))
+    vec = rltune.VecEnv(2, generated=SMALL, window_len=32)
+    obs, info = vec.reset()
+    with pytest.raises(TypeError, match="integers"):
+        vec.step([0.9, 0.9])
+    obs, rewards, terminated, truncated, info = vec.step(info["action_mask"].argmax(axis=1))
+    # The shared arrays that say no episode ended cannot be made writeable, to change later steps' results.
+    for shared in (truncated, terminated):
+        with pytest.raises(ValueError):
+            shared.setflags(write=True)
+    # Bounds the CLI checks as it parses hold from Python too.
+    with pytest.raises(ValueError, match="load 1e-300 must be between 0.001 and 100"):
+        rltune.generate("helios", load=1e-300)
+    swf = tmp_path / "t.swf"
+    swf.write_text("1 0 0 100 4 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n")
+    for bad in (0.0, float("nan"), 1e30):
+        with pytest.raises(ValueError, match="gpus_per_proc"):
+            rltune.read_trace(str(swf), format="swf", gpus_per_proc=bad)
+    with pytest.raises(ValueError, match="vc_column -50"):
+        rltune.read_trace(str(swf), format="swf", vc_column=-50)
+
+
+def test_a_python_policy_is_ranked_in_float64():
+    # Two agents with the same order of scores take the same picks, however close the scores are
+    # (1.7e9 + 1 and 1.7e9 + 2 are one float32).
+    def near(obs, mask):
+        return 1.7e9 + np.arange(len(mask), dtype=np.float64)
+
+    def plain(obs, mask):
+        return np.arange(len(mask), dtype=np.float64)
+
+    runs = rltune.simulate("helios", generated={"jobs": 300}, policies=[rltune.Agent(near, name="near"), rltune.Agent(plain, name="plain")])
+    assert list(runs["near"]["jobs"]["start_time"]) == list(runs["plain"]["jobs"]["start_time"])
+    with pytest.raises(ValueError, match="one real number per action"):
+        rltune.simulate("helios", generated={"jobs": 300}, policies=rltune.Agent(lambda obs, mask: ["1"] * len(mask)))
+
+
 def test_a_vecenv_that_fails_part_way_must_be_reset(tmp_path):
     # Windows from the second half of this trace hold only jobs the cluster rejects.
     mixed = tmp_path / "mixed.csv"

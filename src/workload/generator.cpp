@@ -167,8 +167,10 @@ class Users {
 }  // namespace
 
 trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cluster, const GenerateOptions& o) {
-  if (o.jobs < 1 || !(o.load > 0) || !std::isfinite(o.load))
-    throw InputError("generate: --jobs must be at least 1 and --load positive");
+  if (o.jobs < kMinJobs || o.jobs > kMaxJobs)
+    throw InputError(fmt::format("generate: jobs {} must be between {} and {}", o.jobs, kMinJobs, kMaxJobs));
+  if (!(o.load >= kMinLoad && o.load <= kMaxLoad))
+    throw InputError(fmt::format("generate: load {} must be between {} and {}", o.load, kMinLoad, kMaxLoad));
   const std::vector<Target> targets = targets_for(model, cluster);
   std::vector<double> target_cumulative;
   double acc = 0;

@@ -10,10 +10,13 @@
 namespace rltune::workload {
 
 struct GenerateOptions {
-  int jobs = 2000;           // >= 1
-  double load = 0.9;         // target offered load, > 0
+  int jobs = 2000;           // kMinJobs..kMaxJobs
+  double load = 0.9;         // target offered load, kMinLoad..kMaxLoad
   std::uint64_t seed = 1;
 };
+// Bounds of what generate accepts (a load of 1e-300 would space arrivals past the clock's range).
+inline constexpr int kMinJobs = 1, kMaxJobs = 100'000'000;
+inline constexpr double kMinLoad = 0.001, kMaxLoad = 100;
 
 // Generates jobs sorted by submit time, the first at 0. Arrivals are Poisson with the model's daily cycle.
 // When the cluster's pools are told apart by VC (every pool accepts named VCs) or by GPU type (all pool
