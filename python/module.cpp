@@ -54,9 +54,16 @@ Cluster load_cluster(const std::string& name_or_path) {
 }
 
 // A cluster argument: a Cluster, or a preset name or YAML file as --cluster takes.
+// A file name given as str or as a path object (pathlib.Path, os.PathLike); nullopt for anything else.
+std::optional<std::string> path_text(const py::handle& value) {
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::hasattr(value, "__fspath__")) return py::module_::import("os").attr("fsdecode")(value).cast<std::string>();
+  return std::nullopt;
+}
+
 Cluster as_cluster(const py::object& value) {
   if (py::isinstance<Cluster>(value)) return value.cast<Cluster>();
-  if (py::isinstance<py::str>(value)) return load_cluster(value.cast<std::string>());
+  if (const auto path = path_text(value)) return load_cluster(*path);
   throw InputError("cluster: expected a Cluster, a preset name or a YAML file");
 }
 
@@ -86,7 +93,7 @@ void take(const py::handle& value, const std::string& key, T& into) {
 Trace as_trace(const Cluster& cluster, const py::object& trace, const py::object& generated) {
   if (!trace.is_none() && !generated.is_none()) throw InputError("give trace or generated, not both");
   if (py::isinstance<Trace>(trace)) return trace.cast<Trace>();
-  if (py::isinstance<py::str>(trace)) return read_trace({trace.cast<std::string>()}, {});
+  if (const auto path = path_text(trace)) return read_trace({*path}, {});
   if (!trace.is_none()) throw InputError("trace: expected a Trace or a file name");
   std::string like;
   int jobs = 20000;
@@ -307,13 +314,14 @@ class Env {
       env_->reset(rng_, split_);
     }
     done_ = false;
+    started_ = true;
     reward_ = 0;
     replaced_ = false;
   }
 
   // Applies an action; the reward is nonzero only at the end of the episode.
   void step(int action) {
-    if (done_) throw InputError("the episode has ended: call reset() first");
+    if (done_) throw InputError(started_ ? "the episode has ended: call reset() first" : "no episode has started: call reset() first");
     if (action < 0 || action >= actions()) throw InputError(fmt::format("action {}: must be in [0, {})", action, actions()));
     const auto& mask = env_->observation().mask;
     replaced_ = !mask[static_cast<std::size_t>(action)];
@@ -387,6 +395,7 @@ class Env {
   Rng rng_;
   sim::Split split_;
   bool done_ = true;
+  bool started_ = false;  // a reset has succeeded once
   double reward_ = 0;
   bool first_legal_ = false;  // illegal_action="first_legal"
   bool replaced_ = false;     // the last step took the first legal action for an illegal one
@@ -798,8 +807,8 @@ PYBIND11_MODULE(_core, m) {
   m.attr("SKIP") = rl::kSkip;
 
   py::class_<Cluster>(m, "Cluster", "A cluster: pools of identical nodes")
-      .def(py::init(&load_cluster), py::arg("name_or_path"), "A preset (helios, philly, alibaba) or a cluster YAML file")
-      .def_static("from_yaml", &load_cluster, py::arg("path"))
+      .def(py::init(&as_cluster), py::arg("name_or_path"), "A preset (helios, philly, alibaba) or a cluster YAML file")
+      .def_static("from_yaml", &as_cluster, py::arg("path"))
       .def_property_readonly("name", [](const Cluster& c) { return c.spec->name; })
       .def_property_readonly("source", [](const Cluster& c) { return c.spec->source; })
       .def_property_readonly("total_gpus", [](const Cluster& c) { return c.spec->total_gpus(); })
@@ -836,8 +845,16 @@ PYBIND11_MODULE(_core, m) {
       [](const py::object& paths, const std::string& format, bool skip_invalid, int vc_column, int gpu_type_column,
          const std::string& duration_source, std::uint64_t seed, double gpus_per_proc, const std::string& pai_task_table) {
         std::vector<std::string> files;
-        if (py::isinstance<py::str>(paths)) files.push_back(paths.cast<std::string>());
-        else take(paths, "path", files);
+        if (const auto path = path_text(paths)) {
+          files.push_back(*path);
+        } else {
+          if (!py::isinstance<py::sequence>(paths)) throw InputError(fmt::format("path: {} is not a file name", py::repr(paths).cast<std::string>()));
+          for (const py::handle& p : paths.cast<py::sequence>()) {
+            const auto each = path_text(p);
+            if (!each) throw InputError(fmt::format("path: {} is not a file name", py::repr(p).cast<std::string>()));
+            files.push_back(*each);
+          }
+        }
         const trace::ReadOptions o{.format = format,
                                    .skip_invalid = skip_invalid,
                                    .vc_column = vc_column,

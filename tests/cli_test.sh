@@ -94,6 +94,7 @@ expect 0 "semantics reference" -- \
   evaluate --semantics reference --backfill --windows 2 --model "$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld" --baselines fcfs
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen.csv"
 expect 0 "50 jobs" -- simulate --trace "$TMP/gen.csv"
+expect 2 "--sample-jobs applies only to the generated default workload, not to --trace" -- simulate --trace "$TMP/gen.csv" --sample-jobs 5
 
 # Determinism: the same inputs give byte-identical jobs.csv.
 "$RLTUNE" simulate --policy wfp --backfill --out "$TMP/d1" > /dev/null 2>&1
@@ -392,6 +393,9 @@ expect 0 "4 run\(s\) had no job that ran" -- experiment --config "$TMP/half-reje
 grep -q '^helios,half-rejected,fcfs,avg_bsld,2,1,' "$TMP/half-rejected/summary.csv" \
   || fail "a window without a job that ran counted in the summary: $(grep avg_bsld "$TMP/half-rejected/summary.csv")"
 expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
+# 30 windows of 90 jobs from 100 jobs: at most 11 starts, so windows repeat, which narrows the intervals.
+sed 's/count: 4, length: 20/count: 30, length: 90/' "$TMP/half-rejected.yaml" > "$TMP/repeated.yaml"
+expect 0 "2[0-9] of the 30 windows of 90 jobs repeat another window" -- experiment --config "$TMP/repeated.yaml" --out "$TMP/repeated" --quiet
 # A file name that is not UTF-8 (any bytes are a Linux name) is written as U+FFFD in JSON outputs.
 cp "$TMP/ok.csv" "$TMP/trace-$(printf '\377').csv"
 expect 0 "wrote jobs.csv, summary.json and config.json" -- simulate --trace "$TMP/trace-$(printf '\377').csv" --out "$TMP/not-utf8"

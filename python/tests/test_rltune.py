@@ -323,6 +323,12 @@ def test_arguments_are_refused_rather_than_reinterpreted(tmp_path):
             rltune.read_trace(str(swf), format="swf", gpus_per_proc=bad)
     with pytest.raises(ValueError, match="vc_column -50"):
         rltune.read_trace(str(swf), format="swf", vc_column=-50)
+    # File names may be path objects, as everywhere in Python.
+    cluster = tmp_path / "tiny.yaml"
+    cluster.write_text("name: tiny\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8}\n")
+    assert rltune.Cluster(cluster).total_gpus == 16
+    assert len(rltune.read_trace(swf, format="swf")) == len(rltune.read_trace([swf], format="swf")) == 1
+    assert rltune.Env(cluster=cluster, trace=swf, window_len=1, split="all") is not None
 
 
 def test_a_python_policy_is_ranked_in_float64():

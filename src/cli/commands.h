@@ -37,6 +37,7 @@ struct TraceArgs {
   int sample_jobs = 2000;
   unsigned long long sample_seed = 1;
   double sample_load = 0.9;
+  std::vector<const CLI::Option*> sample_options;  // --like, --sample-jobs, --sample-load: errors with a trace file
   void add_options(CLI::App& app);
   bool uses_sample() const { return paths.empty() && pai_job_table.empty(); }
   // The options that tell how to read a file (format and per-format settings), without the sample ones.

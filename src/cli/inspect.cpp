@@ -72,15 +72,16 @@ void TraceArgs::describe(report::Json& config, const cluster::ClusterSpec& clust
 void TraceArgs::add_options(CLI::App& app) {
   app.add_option("--trace", paths, "Trace file(s) of one format (default: the built-in sample workload)");
   add_format_options(app);
-  app.add_option("--like", like,
-                 "Workload family (philly, helios, alibaba) or model file of the generated default workload "
-                 "(default: the family named like the cluster preset, else philly)");
-  app.add_option("--sample-jobs", sample_jobs, "Jobs in the generated default workload")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10'000'000));
-  app.add_option("--sample-load", sample_load, "Offered load of the generated default workload")
-      ->capture_default_str()
-      ->check(number_range(0.01, 100.0));
+  sample_options = {
+      app.add_option("--like", like,
+                     "Workload family (philly, helios, alibaba) or model file of the generated default workload "
+                     "(default: the family named like the cluster preset, else philly)"),
+      app.add_option("--sample-jobs", sample_jobs, "Jobs in the generated default workload")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 10'000'000)),
+      app.add_option("--sample-load", sample_load, "Offered load of the generated default workload")
+          ->capture_default_str()
+          ->check(number_range(0.01, 100.0))};
 }
 
 trace::Trace TraceArgs::read_files(std::vector<std::string> files) const {
@@ -99,6 +100,9 @@ trace::Trace TraceArgs::read_files(std::vector<std::string> files) const {
 }
 
 trace::Trace TraceArgs::load(const cluster::ClusterSpec& cluster) const {
+  for (const CLI::Option* o : sample_options)  // the workload would not be generated: the option would do nothing
+    if (!uses_sample() && o->count() > 0)
+      throw InputError(fmt::format("{} applies only to the generated default workload, not to --trace", o->get_name()));
   if (uses_sample()) {
     const workload::WorkloadModel model = workload::load_model(like.empty() ? workload::default_family(cluster.source) : like);
     return workload::generate(model, cluster, {.jobs = sample_jobs, .load = sample_load, .seed = sample_seed});

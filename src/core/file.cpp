@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "core/error.h"
@@ -75,9 +74,17 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
 std::optional<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Bounded: --cluster /dev/zero must stop, not fill the memory.
+  constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
+  std::string text;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) throw InputError(fmt::format("{}: longer than 1 GiB, not a file rltune reads whole", path));
+  }
+  if (in.bad()) return std::nullopt;
+  return text;
 }
 
 std::optional<std::string> file_digest(const std::string& path) {

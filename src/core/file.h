@@ -14,7 +14,8 @@ void write_file(const std::string& path, const std::string& text);
 // The same for content streamed by `write`, so a large file is never held in memory whole.
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
-// The whole content of the file at `path`; nullopt when it cannot be opened (callers say why it matters).
+// The whole content of the file at `path`; nullopt when it cannot be read (callers say why it matters).
+// InputError past 1 GiB (a device such as /dev/zero never ends).
 std::optional<std::string> read_file(const std::string& path);
 
 // A digest of the file's bytes ("fnv1a64:" and 16 hex digits), to tell whether an input changed between
