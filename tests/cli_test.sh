@@ -400,6 +400,7 @@ expect 0 "2[0-9] of the 30 windows of 90 jobs repeat another window" -- experime
 cp "$TMP/ok.csv" "$TMP/trace-$(printf '\377').csv"
 expect 0 "wrote jobs.csv, summary.json and config.json" -- simulate --trace "$TMP/trace-$(printf '\377').csv" --out "$TMP/not-utf8"
 grep -q $'trace-\xEF\xBF\xBD.csv' "$TMP/not-utf8/config.json" || fail "config.json lacks the replaced file name"
+expect 2 "--out .*exp: holds the results of another command" -- simulate --out "$TMP/exp"
 expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
 printf 'policies: [fcfs]\nworkloads:\n  - cluster: helios\n    trace: {generate: {jobs: 10}, colour: red}\n' > "$TMP/bad-exp.yaml"
 expect 2 "bad-exp.yaml:4: field 'workloads\[0\].trace.colour'" -- experiment --config "$TMP/bad-exp.yaml" --out "$TMP/x"
