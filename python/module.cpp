@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
@@ -77,9 +78,16 @@ Trace generate(const Cluster& cluster, const std::string& like, int jobs, double
   return {std::make_shared<const trace::Trace>(workload::generate(model, *cluster.spec, {.jobs = jobs, .load = load, .seed = seed}))};
 }
 
-// A keyword argument's value as T; ValueError naming the argument when it has another type.
+// A keyword argument's value as T; ValueError naming the argument when it has another type. Whole
+// numbers must be integers (window_len=64.7 is not 64) and flags True or False (None is not False).
 template <typename T>
 void take(const py::handle& value, const std::string& key, T& into) {
+  const auto refuse = [&] { throw InputError(fmt::format("{}: {} is not a valid value", key, py::repr(value).cast<std::string>())); };
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!py::isinstance<py::bool_>(value) && !py::isinstance(value, py::module_::import("numpy").attr("bool_"))) refuse();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!PyIndex_Check(value.ptr())) refuse();
+  }
   try {
     into = value.cast<T>();
   } catch (const py::cast_error&) {

@@ -108,6 +108,9 @@ expect 2 "unknown priority policy 'nope'.*fcfs" -- simulate --policy nope
 expect 2 "unknown placement policy 'x'" -- simulate --placement x
 expect 2 "cannot open the trace file" -- simulate --trace "$TMP/missing.csv"
 expect 2 "bad.yaml:3: field 'pools\[0\].colour'" -- simulate --cluster "$TMP/bad.yaml"
+# A second YAML document would be ignored: refused, at its line.
+printf 'name: a\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8}\n---\nname: b\n' > "$TMP/two-docs.yaml"
+expect 2 "two-docs.yaml:[45]: .*holds 2 YAML documents; rltune reads one" -- simulate --cluster "$TMP/two-docs.yaml"
 expect 2 "neither a preset" -- simulate --cluster nowhere
 expect 2 "--window '5'" -- simulate --window 5
 "$RLTUNE" simulate --window 0:010 --out "$TMP/w" > /dev/null 2>&1 && grep -q '^0:10,' "$TMP/w/jobs.csv" || fail "window labels are START:LEN"
@@ -360,6 +363,7 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios
   expect 2 "fewer than --window-len" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
   expect 2 "--split: later not in" -- evaluate --model "$TMP/run" --split later
+  expect 2 "--baselines: fcfs is given twice" -- evaluate --model "$TMP/run" --baselines fcfs,sjf,fcfs
   expect 2 "no policy there" -- simulate --policy rl:"$TMP/nowhere"
   expect 2 "model .*nowhere: no policy there" -- simulate --policy rl-sampled:"$TMP/nowhere"
   expect 2 "needs a model" -- simulate --policy rl

@@ -313,6 +313,14 @@ def test_arguments_are_refused_rather_than_reinterpreted(tmp_path):
     for shared in (truncated, terminated):
         with pytest.raises(ValueError):
             shared.setflags(write=True)
+    # Whole numbers are integers and flags are True or False.
+    with pytest.raises(ValueError, match=r"window_len: .*64\.7.* is not a valid value"):
+        rltune.Env(generated=SMALL, window_len=np.float32(64.7))
+    with pytest.raises(ValueError, match="skip: None is not a valid value"):
+        rltune.Env(generated=SMALL, window_len=32, skip=None)
+    with pytest.raises(ValueError, match="generated.jobs"):
+        rltune.Env(generated={"jobs": 2000.9}, window_len=32)
+    rltune.Env(generated={"jobs": np.int64(300)}, window_len=np.int32(32), skip=np.bool_(False))
     # Bounds the CLI checks as it parses hold from Python too.
     with pytest.raises(ValueError, match="load 1e-300 must be between 0.001 and 100"):
         rltune.generate("helios", load=1e-300)

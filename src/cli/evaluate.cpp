@@ -51,6 +51,8 @@ int run_evaluate(const EvaluateArgs& a) {
   const sim::EngineOptions engine_options = a.profile.engine();
   for (const auto& name : split_list(a.baselines)) {
     if (name == "rl" || name == "rl-sampled" || rl::parse_rl_spec(name)) throw InputError("--baselines: list heuristics only; the model is --model");
+    for (const auto& before : workload.policies)  // two rows and one JSON key for them
+      if (before.label == name) throw InputError(fmt::format("--baselines: {} is given twice", name));
     workload.policies.push_back({name, a.profile.profile(name), engine_options, ""});
   }
   policy::ProfileOptions rl_profile = a.profile.profile("fcfs");

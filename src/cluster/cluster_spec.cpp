@@ -137,13 +137,8 @@ constexpr long long kMaxNodes = 1'000'000, kMaxGpusPerNode = 1024, kMaxCpusPerNo
 }  // namespace
 
 ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw InputError::at(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "", "is not valid YAML: " + e.msg);
-  }
   const YamlCheck ctx{source};
+  const YAML::Node root = ctx.load(yaml);
   if (!root || root.IsNull()) throw InputError(source + ": the cluster file is empty");
   ctx.only_keys(root, "", {"name", "pools", "reference"});
   ClusterSpec spec;

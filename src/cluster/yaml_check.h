@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -91,13 +92,19 @@ struct YamlCheck {
     if (s.find_first_not_of(" \t") == std::string::npos) fail(node, path, "must not be empty");
     return s;
   }
-  // Parses the whole document; syntax errors name the line.
+  // Parses the whole file, which must hold one document (a second, after "---", would be ignored
+  // silently); syntax errors name the line.
   YAML::Node load(const std::string& yaml) const {
+    std::vector<YAML::Node> documents;
     try {
-      return YAML::Load(yaml);
+      documents = YAML::LoadAll(yaml);
     } catch (const YAML::Exception& e) {
       throw InputError::at(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "", "is not valid YAML: " + e.msg);
     }
+    if (documents.size() > 1)
+      throw InputError::at(source, documents[1].Mark().line >= 0 ? documents[1].Mark().line + 1 : 0, "", "",
+                           fmt::format("holds {} YAML documents; rltune reads one", documents.size()));
+    return documents.empty() ? YAML::Node() : documents.front();
   }
 };
 
