@@ -197,6 +197,9 @@ TEST(RltuneReader, RejectsBadRowsWithPosition) {
   EXPECT_NE(bad_type.find("'7'"), std::string::npos) << bad_type;
   const std::string bad_gpus = error_of("a,1,0,25,eight,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", format("rltune"));
   EXPECT_NE(bad_gpus.find("num_gpus"), std::string::npos) << bad_gpus;
+  // Lines ended by CR alone are one line: said so, not "a field appears twice in the header".
+  const std::string cr_only = error_of("job_id,submit_time,duration,num_gpus\ra,1,10,2\rb,2,10,2\r", format("canonical"));
+  EXPECT_NE(cr_only.find("CR only"), std::string::npos) << cr_only;
   // A CPU count past an int's range must not wrap into a small request (2^32 + 1 read as 1).
   const std::string bad_cpus = error_of("a,1,0,25,1,-1,-1,4294967297,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", format("rltune"));
   EXPECT_NE(bad_cpus.find("request_cpus"), std::string::npos) << bad_cpus;

@@ -16,6 +16,9 @@ void CsvRows::read_header(std::initializer_list<std::string_view> required) {
     if (line() == 1 && line_text_.starts_with("\xEF\xBB\xBF")) line_text_.remove_prefix(3);
     const auto trimmed = csv::trim(line_text_);
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == '#') continue;
+    // Lines that end in CR alone read as one long line, whose "header" repeats names.
+    if (const auto cr = line_text_.find('\r'); cr != std::string_view::npos && cr + 1 < line_text_.size())
+      throw InputError::at(sink_.file(), line(), "", "", "ends its lines with CR only (old Mac text): convert them to LF");
     split();
     names_.clear();
     for (const auto& f : fields_) {
