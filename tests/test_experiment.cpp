@@ -752,6 +752,14 @@ TEST(CsvTable, ToCsvReadsBackAsTheSameTable) {
   const report::CsvTable back = report::CsvTable::parse(text, "t.csv");
   EXPECT_EQ(back.header, t.header);
   EXPECT_EQ(back.rows, t.rows);
+  // Cut inside a quoted field: an error at its line, not a table one record short.
+  try {
+    report::CsvTable::parse(text.substr(0, text.size() - 12), "t.csv");
+    ADD_FAILURE() << "a record cut inside its quotes was dropped silently";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv:4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("inside a quoted field"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ExperimentReport, SeriesStylesStayDistinctForManyPolicies) {

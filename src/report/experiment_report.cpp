@@ -28,9 +28,10 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
   std::istringstream in(text);
   std::string line, record;
   std::vector<std::string> fields;
-  long number = 0;
+  long number = 0, record_line = 0;  // the line the record being read starts on
   while (std::getline(in, line)) {
     ++number;
+    if (record.empty()) record_line = number;
     record += line;
     // A quoted field may hold a newline: keep reading until the quotes balance.
     if (std::count(record.begin(), record.end(), '"') % 2 == 1) {
@@ -47,6 +48,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
       throw InputError::at(source, number, "", "", fmt::format("has {} fields, the header {}", fields.size(), t.header.size()));
     t.rows.push_back(fields);
   }
+  // A quote left open to the end would drop the last record silently (a file cut short).
+  if (!record.empty()) throw InputError::at(source, record_line, "", "", "ends inside a quoted field opened here (is the file cut short?)");
   if (t.header.empty()) throw InputError(source + ": empty (no header row)");
   return t;
 }
