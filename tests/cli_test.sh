@@ -161,6 +161,9 @@ expect 0 "3 GPU nodes read, 1 machines without GPUs left out; 2 pools" -- cluste
 grep -q "^  - {name: v100-8g, gpu_type: V100, nodes: 2, gpus_per_node: 8" "$TMP/inv.yaml" || fail "cluster-from pool line"
 expect 0 "cluster  inv: 2 pools, 3 nodes, 18 GPUs" -- simulate --cluster "$TMP/inv.yaml" --trace "$TMP/ok.csv"
 expect 0 "name: small" -- cluster-from --format pai-machines "$TMP/inv.csv" --name small --sample 1
+# A node with GPUs but no GPU model is left out (as documented), and said so.
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,8000,61440,2,T4\nn1,8000,61440,2,\n' > "$TMP/openb-nodes.csv"
+expect 0 "openb-nodes.csv:3: node n1 has 2 GPUs but no GPU model: left out" -- cluster-from --format openb-nodes "$TMP/openb-nodes.csv"
 [ "$("$RLTUNE" cluster-from --format pai-machines "$TMP/inv.csv" --sample 1 2> /dev/null | grep -c 'nodes: 1,')" -eq 2 ] \
   || fail "cluster-from --sample 1 should cap both pools to one node"
 expect 2 "inv-bad.csv:2: field 'cap_gpu': value 'eight'" -- cluster-from --format pai-machines "$TMP/inv-bad.csv"

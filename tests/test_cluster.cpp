@@ -66,6 +66,8 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
       {"name: x\npools:\n  - {name: a, nodes: 1, nodes: 2, gpus_per_node: 8}\n", {"pools[0].nodes", "appears twice"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {min_gpus: 4, max_gpus: 2}}\n",
        {"pools[0].accepts.min_gpus", "more than max_gpus"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {vc: []}}\n",
+       {"pools[0].accepts.vc", "empty list: leave vc out to accept every VC"}},
       {"name: x\npools:\n  - {name: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].name", "must not be empty"}},
       {"name: x\npools:\n  - {name: a, gpu_type: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].gpu_type", "must not be empty"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\nreference: {backfill_skips_after_start: maybe}\n",

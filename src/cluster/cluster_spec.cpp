@@ -167,6 +167,8 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
       ctx.only_keys(a, path + ".accepts", {"vc", "min_gpus", "max_gpus"});
       if (const YAML::Node vc = a["vc"]) {
         if (vc.IsScalar()) pool.accepts.vc.push_back(vc.as<std::string>());
+        else if (vc.IsSequence() && vc.size() == 0)  // read as "no restriction", the opposite of what it says
+          ctx.fail(vc, path + ".accepts.vc", "is an empty list: leave vc out to accept every VC");
         else if (vc.IsSequence())
           for (std::size_t k = 0; k < vc.size(); ++k) pool.accepts.vc.push_back(ctx.text(vc[k], path + ".accepts.vc"));
         else ctx.fail(vc, path + ".accepts.vc", "must be a string or a list of strings");

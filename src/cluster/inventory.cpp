@@ -1,6 +1,7 @@
 #include "cluster/inventory.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
@@ -200,6 +201,9 @@ Inventory read_inventory(std::istream& in, const std::string& file, const std::s
     // and no model. They are left out and counted, never an error.
     const std::string& model = rows.text(col.gpu_type >= 0 ? col.gpu_type : col.gpu_memory);
     if (node.gpus == 0 || model.empty() || iequal(model, "CPU")) {
+      // Left out as documented, but GPUs of no model are capacity the user may expect: said, not silent.
+      if (node.gpus > 0 && model.empty())
+        spdlog::warn("{}:{}: node {} has {} GPUs but no GPU model: left out", file, node.line, node.id, node.gpus);
       ++inventory.left_out;
       continue;
     }
