@@ -50,7 +50,8 @@ grep -q '^0:100,' "$TMP/out2/fcfs/jobs.csv" && grep -q '^100:50,' "$TMP/out2/fcf
 expect 0 "fcfs: .*/out3/fcfs-2" -- simulate --trace "$TMP/ok.csv" --policy fcfs,fcfs --out "$TMP/out3"
 [ -f "$TMP/out3/fcfs/jobs.csv" ] && [ -f "$TMP/out3/fcfs-2/jobs.csv" ] || fail "a repeated policy overwrote the first one's folder"
 expect 0 "^rltune [0-9]+\.[0-9]+\.[0-9]+$" -- --version
-expect 2 "seed" -- simulate --seed -1
+expect 2 "--seed: -1 is not a whole number from 0 to 18446744073709551615" -- simulate --seed -1
+expect 2 "18446744073709551616 is not a whole number" -- simulate --seed 18446744073709551616
 expect 2 "seed" -- generate --jobs 5 --seed -1 --out "$TMP/never.csv"
 expect 0 "tiny" -- simulate --cluster "$TMP/tiny.yaml" --trace "$TMP/ok.csv" --placement defrag
 expect 0 "offered load" -- trace-stats --trace "$TMP/ok.csv" --cluster helios

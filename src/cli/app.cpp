@@ -2,7 +2,10 @@
 // exit codes (2 = bad input, 1 = internal error).
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 
 #include "cli/commands.h"
@@ -31,6 +34,17 @@ CLI::Validator number_range(double min, double max) {
         return "";
       },
       fmt::format("NUMBER in [{} - {}]", min, max));
+}
+
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (error == std::errc() && end == text.data() + text.size()) return "";
+        return fmt::format("{} is not a whole number from 0 to {}", text, std::numeric_limits<std::uint64_t>::max());
+      },
+      "UINT");
 }
 
 namespace {

@@ -27,7 +27,7 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
   if (with_seed)
     app.add_option("--seed", sample_seed, "Seed of the generated default workload and of gavel duration sampling")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);  // CLI11 would wrap -1 to 2^64-1
+        ->check(seed_value());
   std::string names = "auto";
   for (const auto& r : trace::readers()) names += ", " + r.name;
   app.add_option("--format", read.format, "Trace format: " + names)->capture_default_str();
@@ -334,7 +334,7 @@ Command add_generate(CLI::App& app) {
   sub->add_option("--save-model", args->save_model, "Also write the workload model used, as YAML");
   sub->add_option("--cluster", args->cluster, "Cluster the load is relative to (preset or YAML file)")->capture_default_str();
   sub->add_option("--jobs", args->jobs, "Number of jobs")->capture_default_str()->check(CLI::Range(1, 100'000'000));
-  sub->add_option("--seed", args->seed, "Random seed")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--seed", args->seed, "Random seed")->capture_default_str()->check(seed_value());
   sub->add_option("--load", args->load, "Offered GPU load on the cluster (GPU-seconds demanded / available)")
       ->capture_default_str()
       ->check(number_range(0.001, 100.0));
