@@ -111,7 +111,7 @@ expect 2 "cannot open the trace file" -- simulate --trace "$TMP/missing.csv"
 expect 2 "bad.yaml:3: field 'pools\[0\].colour'" -- simulate --cluster "$TMP/bad.yaml"
 # A second YAML document would be ignored: refused, at its line.
 printf 'name: a\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8}\n---\nname: b\n' > "$TMP/two-docs.yaml"
-expect 2 "two-docs.yaml:[45]: .*holds 2 YAML documents; rltune reads one" -- simulate --cluster "$TMP/two-docs.yaml"
+expect 2 "two-docs.yaml:4: .*starts a second YAML document; rltune reads one per file" -- simulate --cluster "$TMP/two-docs.yaml"
 expect 2 "neither a preset" -- simulate --cluster nowhere
 expect 2 "--window '5'" -- simulate --window 5
 "$RLTUNE" simulate --window 0:010 --out "$TMP/w" > /dev/null 2>&1 && grep -q '^0:10,' "$TMP/w/jobs.csv" || fail "window labels are START:LEN"

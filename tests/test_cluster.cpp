@@ -68,6 +68,9 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
        {"pools[0].accepts.min_gpus", "more than max_gpus"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {vc: []}}\n",
        {"pools[0].accepts.vc", "empty list: leave vc out to accept every VC"}},
+      // A second document would be ignored: after "---", or after "..." (a marker on its own line).
+      {"---\nname: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\n--- # b\nname: y\n", {":5:", "second YAML document"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\n...\n\nname: y\n", {":6:", "second YAML document"}},
       {"name: x\npools:\n  - {name: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].name", "must not be empty"}},
       {"name: x\npools:\n  - {name: a, gpu_type: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].gpu_type", "must not be empty"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\nreference: {backfill_skips_after_start: maybe}\n",

@@ -10,7 +10,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "core/error.h"
 
@@ -92,19 +91,41 @@ struct YamlCheck {
     if (s.find_first_not_of(" \t") == std::string::npos) fail(node, path, "must not be empty");
     return s;
   }
-  // Parses the whole file, which must hold one document (a second, after "---", would be ignored
+  // Parses the whole file, which must hold one document (YAML::Load would ignore a second one
   // silently); syntax errors name the line.
   YAML::Node load(const std::string& yaml) const {
-    std::vector<YAML::Node> documents;
+    if (const long line = second_document_line(yaml))
+      throw InputError::at(source, line, "", "", "starts a second YAML document; rltune reads one per file");
     try {
-      documents = YAML::LoadAll(yaml);
+      return YAML::Load(yaml);
     } catch (const YAML::Exception& e) {
       throw InputError::at(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "", "is not valid YAML: " + e.msg);
     }
-    if (documents.size() > 1)
-      throw InputError::at(source, documents[1].Mark().line >= 0 ? documents[1].Mark().line + 1 : 0, "", "",
-                           fmt::format("holds {} YAML documents; rltune reads one", documents.size()));
-    return documents.empty() ? YAML::Node() : documents.front();
+  }
+
+  // The line where a second document starts (content after a "---" or "..." marker that follows
+  // content), 0 for none. Markers are "---" or "..." at column 0, which no scalar may hold, so the text
+  // tells (yaml-cpp's LoadAll can loop forever on some broken files).
+  static long second_document_line(std::string_view yaml) {
+    bool content = false, ended = false;
+    long line = 0;
+    for (std::size_t pos = 0; pos < yaml.size();) {
+      const std::size_t end = std::min(yaml.find('\n', pos), yaml.size());
+      std::string_view text = yaml.substr(pos, end - pos);
+      pos = end + 1;
+      ++line;
+      const bool start = text.starts_with("---"), stop = text.starts_with("...");
+      if ((start || stop) && (text.size() == 3 || text[3] == ' ' || text[3] == '\t' || text[3] == '\r')) {
+        if (start && content) return line;
+        ended = ended || stop;
+        text.remove_prefix(3);  // "--- {a: 1}": the document starts on the marker's line
+      }
+      const std::size_t first = text.find_first_not_of(" \t\r");
+      if (first == std::string_view::npos || text[first] == '#') continue;
+      if (ended) return line;
+      content = true;
+    }
+    return 0;
   }
 };
 
