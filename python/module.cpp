@@ -142,15 +142,7 @@ void set_numbers(experiment::ProfileSettings& s, const py::handle& dict, const c
 // the keywords the caller gave (a semantics' fixed setting given again with its own value is fine);
 // `policy_milp`: a policy places with milp itself (NAME@milp).
 void check_settings(const experiment::ProfileSettings& s, const std::set<std::string>& given, bool policy_milp, bool sampled) {
-  policy::ProfileOptions chosen;
-  chosen.placement = s.placement;
-  chosen.blocking = policy::parse_blocking(s.blocking);
-  chosen.backfill = s.backfill;
-  for (const auto& [key, value] : policy::fixed_settings(policy::find_semantics(s.semantics)))
-    if (const std::string text = policy::setting_text(chosen, key); given.contains(key) && text != value)
-      throw InputError(fmt::format("semantics {} sets {} {}; {} {} contradicts it", s.semantics, key, value, key, text));
-  chosen.semantics = policy::find_semantics(s.semantics).name;
-  policy::apply_semantics(chosen);
+  const policy::ProfileOptions chosen = s.check_semantics([&](const std::string& key) { return given.contains(key); }, "");
   const bool milp_used = policy_milp || chosen.placement == "milp";
   const auto any = [](const std::vector<std::optional<double>>& values) {
     return std::any_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });

@@ -74,18 +74,7 @@ void ProfileArgs::add_options(CLI::App& sub) {
 }
 
 void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& policies) const {
-  // A semantics fixes some settings: the same value given again is fine, another one is an error.
-  policy::ProfileOptions given;
-  given.placement = placement;
-  given.blocking = policy::parse_blocking(blocking);
-  given.backfill = backfill;
-  for (const auto& [key, value] : policy::fixed_settings(policy::find_semantics(semantics))) {
-    const std::string flag = "--" + key, text = policy::setting_text(given, key);
-    if (sub.count(flag) > 0 && text != value)
-      throw InputError(fmt::format("--semantics {} sets {} {}; {} {} contradicts it", semantics, flag, value, flag, text));
-  }
-  given.semantics = policy::find_semantics(semantics).name;
-  policy::apply_semantics(given);
+  const policy::ProfileOptions given = check_semantics([&](const std::string& key) { return sub.count("--" + key) > 0; }, "--");
   bool milp_used = given.placement == "milp";
   for (const auto& name : split_list(policies)) milp_used = milp_used || name.ends_with("@milp");
   if (!sim::is_predicted(sim::parse_runtime_knowledge(runtime)))

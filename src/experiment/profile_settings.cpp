@@ -154,6 +154,20 @@ sim::EngineOptions ProfileSettings::engine() const {
   return e;
 }
 
+policy::ProfileOptions ProfileSettings::check_semantics(const std::function<bool(const std::string& key)>& given,
+                                                       const std::string& prefix) const {
+  policy::ProfileOptions chosen;
+  chosen.placement = placement;
+  chosen.blocking = policy::parse_blocking(blocking);
+  chosen.backfill = backfill;
+  for (const auto& [key, value] : policy::fixed_settings(policy::find_semantics(semantics)))
+    if (const std::string text = policy::setting_text(chosen, key); given(key) && text != value)
+      throw InputError(fmt::format("{0}semantics {1} sets {0}{2} {3}; {0}{2} {4} contradicts it", prefix, semantics, key, value, text));
+  chosen.semantics = policy::find_semantics(semantics).name;
+  policy::apply_semantics(chosen);
+  return chosen;
+}
+
 void ProfileSettings::describe(Json& config, const policy::ProfileOptions& p) const {
   if (p.semantics != "rltune") config["semantics"] = std::string(p.semantics);
   config["placement"] = p.placement;

@@ -2,6 +2,7 @@
 // How policies run, as a front end states it (the CLI's flags, Python's keyword arguments): placement
 // (and its MILP settings), blocking, backfilling, runtime knowledge and the multifactor weights, as
 // given, turned into the options of each component. No CLI11 here: the Python module uses it too.
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -68,6 +69,10 @@ struct ProfileSettings {
   sim::EngineOptions engine() const;
   // Adds placement, blocking, backfill, runtime, milp and multifactor settings to a config.json object.
   void describe(Json& config, const policy::ProfileOptions& profile) const;
+  // A semantics fixes some settings: one given again with the same value is fine, with another an
+  // InputError. `given(key)`: whether the caller gave that key; `prefix` goes before the names ("--"
+  // for the CLI's flags, "" for Python's keywords). Returns the settings with the semantics applied.
+  policy::ProfileOptions check_semantics(const std::function<bool(const std::string& key)>& given, const std::string& prefix) const;
 };
 
 }  // namespace rltune::experiment

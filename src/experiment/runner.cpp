@@ -508,7 +508,6 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
   write_file((out / "config.json").string(), config_text);
 }
 
-// Warns once when MILP solves hit the wall-clock limit (their results may then depend on machine load).
 // Runs without a job that ran: their rows stay in runs.csv, but summaries leave them out.
 void warn_no_jobs_ran(const Records& records) {
   std::size_t empty = 0;
@@ -521,6 +520,7 @@ void warn_no_jobs_ran(const Records& records) {
                  empty);
 }
 
+// Warns once when MILP solves hit the wall-clock limit (their results may then depend on machine load).
 void warn_time_limit_hits(const Records& records) {
   std::size_t hits = 0, solves = 0;
   for (const auto& workload : records)
