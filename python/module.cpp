@@ -219,8 +219,7 @@ struct EnvArgs {
 
 // How jobs start, by keyword (experiment::choice_settings()' keys with '_' for '.', and the numeric
 // settings as dicts), as Env and simulate take them; false for any other keyword.
-bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, const py::handle& value, std::set<std::string>& given) {
-  given.insert(k);
+bool take_profile_setting(experiment::ProfileSettings& p, const std::string& k, const py::handle& value) {
   for (const experiment::ChoiceSetting& c : experiment::choice_settings())
     if (k == c.python_keyword()) {
       std::visit([&](auto field) { take(value, k, p.*field); }, c.field);
@@ -247,7 +246,10 @@ EnvArgs env_args(const py::kwargs& kwargs) {
   std::set<std::string> given;
   for (const auto& [key, value] : kwargs) {
     const auto k = key.cast<std::string>();
-    if (take_profile_setting(a.profile, k, value, given)) continue;
+    if (take_profile_setting(a.profile, k, value)) {
+      given.insert(k);  // check_settings tells given values from defaults
+      continue;
+    }
     if (k == "cluster") a.cluster = py::reinterpret_borrow<py::object>(value);
     else if (k == "trace") a.trace = py::reinterpret_borrow<py::object>(value);
     else if (k == "generated") a.generated = py::reinterpret_borrow<py::object>(value);
@@ -692,9 +694,11 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
   const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size());
   experiment::ProfileSettings settings;
   std::set<std::string> given;
-  for (const auto& [key, value] : how)
-    if (!take_profile_setting(settings, key.cast<std::string>(), value, given))
+  for (const auto& [key, value] : how) {
+    if (!take_profile_setting(settings, key.cast<std::string>(), value))
       throw py::type_error(fmt::format("simulate: unexpected argument '{}'", key.cast<std::string>()));
+    given.insert(key.cast<std::string>());
+  }
   const sim::EngineOptions engine = settings.engine();
   // One name, or a sequence of names and Agents.
   const py::list policies = py::isinstance<py::str>(policies_arg) || py::isinstance<Agent>(policies_arg) ? py::list(py::make_tuple(policies_arg))
