@@ -55,8 +55,8 @@ report::Json input_files(const TrainArgs& a) {
   std::set<std::string> files(t.paths.begin(), t.paths.end());
   for (const std::string& f : {t.pai_job_table, t.read.duration_source, t.read.pai_task_table, a.profile.runtime_model})
     if (!f.empty()) files.insert(f);
-  for (const std::string& f : {a.cluster, t.like})  // a preset or family name otherwise
-    if (!f.empty() && std::filesystem::is_regular_file(f)) files.insert(f);
+  for (const std::string& f : {a.cluster, t.like})  // a file, or a preset or family name
+    if (!f.empty() && std::filesystem::exists(f)) files.insert(f);
   report::Json out = report::Json::object();
   for (const auto& [file, digest] : file_digests(files)) out[file] = digest;
   return out;

@@ -103,6 +103,8 @@ std::optional<std::string> file_digest(const std::string& path) {
 std::map<std::string, std::string> file_digests(const std::set<std::string>& paths) {
   std::map<std::string, std::string> out;
   for (const std::string& f : paths) {
+    if (std::error_code ec; !std::filesystem::is_regular_file(f, ec) && std::filesystem::exists(f, ec))
+      continue;  // a pipe (/dev/stdin) read here would be empty for the run: it has no digest
     const std::optional<std::string> digest = file_digest(f);
     if (!digest) throw InputError(fmt::format("{}: cannot read", f));
     out[f] = *digest;

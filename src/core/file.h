@@ -21,8 +21,9 @@ std::optional<std::string> read_file(const std::string& path);
 // A digest of the file's bytes ("fnv1a64:" and 16 hex digits), to tell whether an input changed between
 // runs (not a cryptographic hash); nullopt when it cannot be read.
 std::optional<std::string> file_digest(const std::string& path);
-// Each file's digest by path: what a resume compares, since a file can change under the same name.
-// Throws InputError naming a file that cannot be read.
+// Each regular file's digest by path: what a resume compares, since a file can change under the same
+// name (pipes and devices are left out: reading them would consume the input). Throws InputError
+// naming a file that cannot be read.
 std::map<std::string, std::string> file_digests(const std::set<std::string>& paths);
 
 }  // namespace rltune
