@@ -299,6 +299,10 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   "$RLTUNE" generate --cluster helios --jobs 400 --seed 4 --out "$TMP/train-trace.csv" > /dev/null 2>&1 || fail "generate failed"
   expect 2 "--resume: .*train-trace.csv has changed since the run" -- train --resume --out "$TMP/run-file" --epochs 2 --quiet
   [ "$(wc -l < "$TMP/run-file/progress.csv")" -eq 2 ] || fail "a refused resume trained on"
+  # A trace read from a pipe is not digested (that would consume it before the run reads it).
+  "$RLTUNE" train --cluster helios --trace /dev/stdin --window-len 32 --epochs 1 --trajs 2 --validation-windows 1 --pi-iters 1 \
+    --vf-iters 1 --quiet --out "$TMP/run-stdin" < "$TMP/train-trace.csv" > "$TMP/run-stdin.log" 2>&1
+  grep -q "trace /dev/stdin (400 jobs)" "$TMP/run-stdin.log" || fail "train from a pipe: $(cat "$TMP/run-stdin.log")"
   expect 0 "wrote $TMP/eval/evaluation.json" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 \
     --window-len 64 --baselines fcfs,sjf --out "$TMP/eval/"
   grep -q "rl vs sjf" <("$RLTUNE" evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 \
