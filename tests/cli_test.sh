@@ -193,6 +193,7 @@ expect 0 "wrote 300 jobs like philly at offered load 0.8 on philly-paper" -- gen
 cmp -s "$TMP/g1.csv" "$TMP/g2.csv" || fail "generate is not deterministic for a seed"
 expect 0 "wrote the workload model" -- generate --like "$TMP/g1.csv" --save-model "$TMP/model.yaml"
 expect 0 "wrote 100 jobs like g1" -- generate --like "$TMP/model.yaml" --jobs 100 --out "$TMP/g3.csv"
+expect 2 "'nope': neither a workload family \(.*helios.*\) nor a readable model file" -- generate --like nope --out "$TMP/never.csv"
 "$RLTUNE" generate --cluster alibaba --jobs 20000 --load 0.95 --out "$TMP/g4.csv" > /dev/null
 expect 0 "offered load on cluster alibaba \(254 GPUs\): 0\.9" -- trace-stats --cluster alibaba --trace "$TMP/g4.csv"
 expect 2 "neither a workload family" -- generate --like nowhere.yaml --out "$TMP/x.csv"
@@ -375,6 +376,9 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "no policy there" -- simulate --policy rl:"$TMP/nowhere"
   expect 2 "model .*nowhere: no policy there" -- simulate --policy rl-sampled:"$TMP/nowhere"
   expect 2 "needs a model" -- simulate --policy rl
+  mkdir -p "$TMP/bad-baseline" && /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["baseline"] = "nope"
+json.dump(j, open(sys.argv[2], "w"))' "$TMP/run/best.json" "$TMP/bad-baseline/policy.json"
+  expect 2 "model .*bad-baseline: baseline 'nope': unknown priority policy" -- simulate --policy rl:"$TMP/bad-baseline"
 fi
 
 # experiment and report: a small config with a shipped model, outputs, resume, bad configs, the report.

@@ -241,7 +241,10 @@ bool is_model_file(const std::string& path) {
 workload::WorkloadModel resolve_model(const GenerateArgs& a) {
   const std::string like = a.like.empty() ? workload::default_family(a.cluster) : a.like;
   const auto families = workload::family_names();
-  if (std::find(families.begin(), families.end(), like) != families.end() || is_model_file(like))
+  // Neither a family nor a file: load_model's message lists the families, where reading a trace would
+  // only say that the file cannot be opened.
+  if (std::find(families.begin(), families.end(), like) != families.end() || is_model_file(like) ||
+      !std::filesystem::exists(like))
     return workload::load_model(like);
   const trace::Trace t = a.input.read_files({like});
   return workload::fit_model(t, std::filesystem::path(like).stem().string());

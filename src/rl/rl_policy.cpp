@@ -148,10 +148,14 @@ std::unique_ptr<policy::Picker> make_rl_picker(const PolicyFile& model, const po
   const std::string conflict = reference_conflict(agent_options(model, options));
   if (!conflict.empty()) throw InputError(fmt::format("model {}: {}", model.path, conflict));
   const auto ranker = std::make_shared<ModelRanker>(model, options, sample_seed);
-  return make_ranked_picker(
-      model.baseline, agent_options(model, options), options,
-      [ranker](const Observation& obs, std::span<float> out) { ranker->rank(obs, out); },
-      [ranker](const policy::DecisionPass& pass, const sim::Engine& engine) { ranker->begin_run(pass, engine); });
+  try {
+    return make_ranked_picker(
+        model.baseline, agent_options(model, options), options,
+        [ranker](const Observation& obs, std::span<float> out) { ranker->rank(obs, out); },
+        [ranker](const policy::DecisionPass& pass, const sim::Engine& engine) { ranker->begin_run(pass, engine); });
+  } catch (const InputError& e) {  // the baseline the file names: say which file
+    throw InputError(fmt::format("model {}: baseline '{}': {}", model.path, model.baseline, e.what()));
+  }
 }
 
 std::unique_ptr<policy::Picker> make_agent_picker(AgentPicker::Ranker rank, const AgentSpec& spec, const policy::PriorityOptions& options) {
