@@ -96,6 +96,7 @@ expect 0 "semantics reference" -- \
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen.csv"
 expect 0 "50 jobs" -- simulate --trace "$TMP/gen.csv"
 expect 2 "--sample-jobs applies only to the generated default workload, not to --trace" -- simulate --trace "$TMP/gen.csv" --sample-jobs 5
+expect 2 "--vc-column applies only to the rltune format; .*gen.csv was read as canonical" -- simulate --trace "$TMP/gen.csv" --vc-column 3
 
 # Determinism: the same inputs give byte-identical jobs.csv.
 "$RLTUNE" simulate --policy wfp --backfill --out "$TMP/d1" > /dev/null 2>&1

@@ -38,6 +38,7 @@ struct TraceArgs {
   unsigned long long sample_seed = 1;
   double sample_load = 0.9;
   std::vector<const CLI::Option*> sample_options;  // --like, --sample-jobs, --sample-load: errors with a trace file
+  std::vector<std::pair<const CLI::Option*, std::string>> format_options;  // a format's own options, and that format
   void add_options(CLI::App& app);
   bool uses_sample() const { return paths.empty() && pai_job_table.empty(); }
   // The options that tell how to read a file (format and per-format settings), without the sample ones.

@@ -31,19 +31,24 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
   std::string names = "auto";
   for (const auto& r : trace::readers()) names += ", " + r.name;
   app.add_option("--format", read.format, "Trace format: " + names)->capture_default_str();
-  app.add_option("--vc-column", read.vc_column, "rltune format: 0-based VC column, -1 = none")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 19));
-  app.add_option("--gpu-type-column", read.gpu_type_column, "rltune format: 0-based GPU-type column, -1 = none")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 19));
-  app.add_option("--duration-source", read.duration_source,
-                 "gavel format: CSV of real runtimes to sample durations from (e.g. philly_job_distribution.csv)");
-  app.add_option("--gpus-per-proc", read.gpus_per_proc, "swf format: GPUs per SWF processor")
-      ->capture_default_str()
-      ->check(number_range(0.001, 1024.0));
-  app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)");
-  app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)");
+  format_options = {
+      {app.add_option("--vc-column", read.vc_column, "rltune format: 0-based VC column, -1 = none")
+           ->capture_default_str()
+           ->check(CLI::Range(-1, 19)),
+       "rltune"},
+      {app.add_option("--gpu-type-column", read.gpu_type_column, "rltune format: 0-based GPU-type column, -1 = none")
+           ->capture_default_str()
+           ->check(CLI::Range(-1, 19)),
+       "rltune"},
+      {app.add_option("--duration-source", read.duration_source,
+                      "gavel format: CSV of real runtimes to sample durations from (e.g. philly_job_distribution.csv)"),
+       "gavel"},
+      {app.add_option("--gpus-per-proc", read.gpus_per_proc, "swf format: GPUs per SWF processor")
+           ->capture_default_str()
+           ->check(number_range(0.001, 1024.0)),
+       "swf"},
+      {app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)"), "pai"},
+      {app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)"), "pai"}};
   app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping");
   app.add_option("--max-line-bytes", read.max_line_bytes,
                  "Longest line a text trace may have; a longer one stops the read (binary or wrong file)")
@@ -90,6 +95,9 @@ trace::Trace TraceArgs::read_files(std::vector<std::string> files) const {
   options.seed = sample_seed;
   if (!options.pai_task_table.empty() && options.format == "auto") options.format = "pai";
   trace::Trace t = trace::read_traces(files, options);
+  for (const auto& [option, format] : format_options)  // read otherwise, the option did nothing
+    if (option->count() > 0 && t.format != format)
+      throw InputError(fmt::format("{} applies only to the {} format; {} was read as {}", option->get_name(), format, t.source, t.format));
   if (t.skipped.skipped > 0) {
     spdlog::warn("{}: skipped {} rows", t.source, t.skipped.skipped);
     for (const auto& [reason, count] : t.skipped.by_reason) spdlog::warn("  {} x {}", count, reason);
