@@ -34,18 +34,18 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
   format_options = {
       {app.add_option("--vc-column", read.vc_column, "rltune format: 0-based VC column, -1 = none")
            ->capture_default_str()
-           ->check(CLI::Range(-1, 19)),
+           ->check(CLI::Range(trace::kMinColumn, trace::kMaxColumn)),
        "rltune"},
       {app.add_option("--gpu-type-column", read.gpu_type_column, "rltune format: 0-based GPU-type column, -1 = none")
            ->capture_default_str()
-           ->check(CLI::Range(-1, 19)),
+           ->check(CLI::Range(trace::kMinColumn, trace::kMaxColumn)),
        "rltune"},
       {app.add_option("--duration-source", read.duration_source,
                       "gavel format: CSV of real runtimes to sample durations from (e.g. philly_job_distribution.csv)"),
        "gavel"},
       {app.add_option("--gpus-per-proc", read.gpus_per_proc, "swf format: GPUs per SWF processor")
            ->capture_default_str()
-           ->check(number_range(0.001, 1024.0)),
+           ->check(number_range(trace::kMinGpusPerProc, trace::kMaxGpusPerProc)),
        "swf"},
       {app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)"), "pai"},
       {app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)"), "pai"}};
@@ -344,11 +344,11 @@ Command add_generate(CLI::App& app) {
   sub->add_option("--out", args->out, "Output canonical CSV file");
   sub->add_option("--save-model", args->save_model, "Also write the workload model used, as YAML");
   sub->add_option("--cluster", args->cluster, "Cluster the load is relative to (preset or YAML file)")->capture_default_str();
-  sub->add_option("--jobs", args->jobs, "Number of jobs")->capture_default_str()->check(CLI::Range(1, 100'000'000));
+  sub->add_option("--jobs", args->jobs, "Number of jobs")->capture_default_str()->check(CLI::Range(workload::kMinJobs, workload::kMaxJobs));
   sub->add_option("--seed", args->seed, "Random seed")->capture_default_str()->check(seed_value());
   sub->add_option("--load", args->load, "Offered GPU load on the cluster (GPU-seconds demanded / available)")
       ->capture_default_str()
-      ->check(number_range(0.001, 100.0));
+      ->check(number_range(workload::kMinLoad, workload::kMaxLoad));
   args->input.add_format_options(*sub, /*with_seed=*/false);
   return {sub, [args] {
             args->input.sample_seed = args->seed;

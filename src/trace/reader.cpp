@@ -173,9 +173,10 @@ static std::string first_data_line(std::istream& in, const std::string& name) {
 Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& options) {
   // The CLI checks these as it parses; callers from elsewhere (Python, configs) are checked here.
   for (const auto& [what, column] : {std::pair{"vc_column", options.vc_column}, std::pair{"gpu_type_column", options.gpu_type_column}})
-    if (column < -1 || column > 19) throw InputError(fmt::format("{} {}: must be between -1 (none) and 19", what, column));
-  if (!(options.gpus_per_proc >= 0.001 && options.gpus_per_proc <= 1024))
-    throw InputError(fmt::format("gpus_per_proc {}: must be between 0.001 and 1024", options.gpus_per_proc));
+    if (column < kMinColumn || column > kMaxColumn)
+      throw InputError(fmt::format("{} {}: must be between {} (none) and {}", what, column, kMinColumn, kMaxColumn));
+  if (!(options.gpus_per_proc >= kMinGpusPerProc && options.gpus_per_proc <= kMaxGpusPerProc))
+    throw InputError(fmt::format("gpus_per_proc {}: must be between {} and {}", options.gpus_per_proc, kMinGpusPerProc, kMaxGpusPerProc));
   // A UTF-8 byte-order mark belongs to no field, whatever the format: step over it once, here.
   if (const auto start = in.tellg(); start >= 0) {
     char mark[3] = {};

@@ -28,6 +28,9 @@ struct ReadOptions {
   // Line-based formats: a longer line stops the read (a binary file or a wrong file, not a trace).
   std::size_t max_line_bytes = 1 << 20;
 };
+// Bounds of the per-format settings, checked by the reader and by the CLI as it parses.
+inline constexpr int kMinColumn = -1, kMaxColumn = 19;  // rltune format's vc_column and gpu_type_column
+inline constexpr double kMinGpusPerProc = 0.001, kMaxGpusPerProc = 1024;
 
 // Collects rows from one reader: validates each job, applies --skip-invalid, and rejects duplicates.
 class RowSink {
