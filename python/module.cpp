@@ -41,6 +41,43 @@ namespace py = pybind11;
 using namespace rltune;
 
 namespace {
+struct Cluster;
+struct Trace;
+struct Agent;
+class Env;
+class VecEnv;
+}  // namespace
+
+namespace pybind11::detail {
+// An object made by T.__new__ without __init__ holds no C++ value, and pybind11 would hand its methods
+// uninitialised memory (a crash, or a hang on a garbage mutex). Such an object is refused instead.
+template <class T>
+struct initialised_caster : type_caster_base<T> {
+  bool load(handle src, bool convert) {
+    const type_info* type = get_type_info(typeid(T));
+    if (src && type && PyObject_TypeCheck(src.ptr(), type->type)) {
+      const value_and_holder v_h = reinterpret_cast<instance*>(src.ptr())->get_value_and_holder(type, false);
+      if (v_h.inst != nullptr && !v_h.holder_constructed()) {
+        const std::string name = Py_TYPE(src.ptr())->tp_name;  // "rltune._core.Trace", or a subclass's own name
+        throw type_error(name.substr(name.rfind('.') + 1) + " object was made by __new__ without __init__, so it holds nothing");
+      }
+    }
+    return type_caster_base<T>::load(src, convert);
+  }
+};
+template <>
+struct type_caster<::Cluster> : initialised_caster<::Cluster> {};
+template <>
+struct type_caster<::Trace> : initialised_caster<::Trace> {};
+template <>
+struct type_caster<::Agent> : initialised_caster<::Agent> {};
+template <>
+struct type_caster<::Env> : initialised_caster<::Env> {};
+template <>
+struct type_caster<::VecEnv> : initialised_caster<::VecEnv> {};
+}  // namespace pybind11::detail
+
+namespace {
 
 // Values shared between Python objects: an environment keeps its cluster and jobs alive.
 struct Cluster {

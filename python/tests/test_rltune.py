@@ -289,6 +289,21 @@ def test_bad_input_never_crashes(tmp_path):
         rltune.VecEnv(2, threads=5000, generated=SMALL)
 
 
+def test_objects_made_without_init_are_refused():
+    # Type.__new__(Type) gives an object that holds no C++ value: using it must raise, not crash.
+    made = [rltune.Trace.__new__(rltune.Trace), rltune.Cluster.__new__(rltune.Cluster),
+            rltune.Agent.__new__(rltune.Agent), rltune.Env.__new__(rltune.Env), rltune.VecEnv.__new__(rltune.VecEnv)]
+    trace, cluster, agent, env, vec = made
+    uses = [lambda: len(trace), lambda: trace.to_dict(), lambda: cluster.name, lambda: agent.name, lambda: env.reset(),
+            lambda: env.step(0), lambda: env.action_masks(), lambda: vec.reset(), lambda: vec.step(np.zeros(2, int)),
+            lambda: rltune.simulate("helios", trace), lambda: rltune.simulate(cluster, generated={"jobs": 100}),
+            lambda: rltune.simulate("helios", generated={"jobs": 100}, policies=[agent]),
+            lambda: rltune.Env(cluster=cluster, generated=SMALL), lambda: rltune.VecEnv(2, trace=trace)]
+    for use in uses:
+        with pytest.raises(TypeError, match="made by __new__ without __init__"):
+            use()
+
+
 def test_arguments_are_refused_rather_than_reinterpreted(tmp_path):
     # A setting that contradicts the semantics is an error, as in the CLI; the same value is fine.
     with pytest.raises(ValueError, match="semantics helios sets placement consolidate; placement greedy contradicts it"):
