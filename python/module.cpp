@@ -317,7 +317,12 @@ class Env {
     first_legal_ = a.illegal_action == "first_legal";
     rl::EnvOptions& o = options_;
     o.window = {.count = 1, .length = a.window_len, .warmup = a.warmup, .train_split = a.train_split};
-    check_bounds(o.window, sim::window_settings(), "Env");
+    // Named as the keywords are: window_len, not the YAML key "length".
+    for (const auto& [keyword, key] : {std::pair{"window_len", "length"}, {"warmup", "warmup"}, {"train_split", "train_split"}}) {
+      const sim::WindowSetting& s = sim::window_setting(key);
+      if (const double v = s.get(o.window); !(v >= s.min && v <= s.max))
+        throw InputError(fmt::format("{} {}: must be between {} and {}", keyword, v, s.min, s.max));
+    }
     if (static_cast<std::size_t>(a.window_len) > trace_.trace->jobs.size())
       throw InputError(fmt::format("window_len {}: must be at most the trace's {} jobs", a.window_len, trace_.trace->jobs.size()));
     const experiment::ProfileSettings& settings = a.profile;

@@ -107,6 +107,8 @@ cmp -s "$TMP/d1/jobs.csv" "$TMP/d2/jobs.csv" || fail "jobs.csv differs between i
 expect 2 "bad.csv:3: field 'duration': value 'oops'" -- simulate --trace "$TMP/bad.csv"
 expect 0 "1 rows skipped" -- simulate --trace "$TMP/bad.csv" --skip-invalid
 expect 2 "unknown priority policy 'nope'.*fcfs" -- simulate --policy nope
+expect 2 "unknown command 'simulat' \(commands: simulate, evaluate, .*, train, export\)" -- simulat --policy fcfs
+expect 2 "unknown command 'evaluat'" -- --log-level warn evaluat
 expect 2 "unknown placement policy 'x'" -- simulate --placement x
 expect 2 "cannot open the trace file" -- simulate --trace "$TMP/missing.csv"
 expect 2 "bad.yaml:3: field 'pools\[0\].colour'" -- simulate --cluster "$TMP/bad.yaml"

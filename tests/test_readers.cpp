@@ -57,6 +57,15 @@ TEST(CanonicalReader, AcceptsAUtf8ByteOrderMark) {
   EXPECT_EQ(t.jobs[0].id, "a");
 }
 
+// A negative duration is the engine's to reject (DESIGN.md); rounding -0.4 to 0 would make it a valid job.
+TEST(CanonicalReader, ANegativeDurationStaysNegativeWhenRounded) {
+  const Trace t = read("job_id,submit_time,duration,num_gpus\na,1,-0.4,1\nb,1,-0,1\nc,1,0.4,1\n");
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_LT(t.jobs[0].duration, 0);
+  EXPECT_EQ(t.jobs[1].duration, 0);
+  EXPECT_EQ(t.jobs[2].duration, 0);
+}
+
 // A byte-order mark is stepped over in every format: here an SWF file, detected and read with clean ids.
 TEST(Readers, AByteOrderMarkIsNotPartOfAnyFormat) {
   const std::string row = "7 0 5 100 4 -1 -1 4 200 -1 1 3 -1 -1 2 -1 -1 -1\n";
@@ -95,6 +104,7 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       {header + "a,1,1,1\nb,2,3,x\n", {"t.csv:3", "num_gpus", "'x'"}},
       {header + "a,1,1,1\na,2,3,1\n", {"t.csv:3", "job_id", "'a'", "duplicate", "line 2"}},
       {header + "a,-5,1,1\n", {"t.csv:2", "submit_time", "'-5'", ">= 0"}},
+      {header + "a,-0.5,1,1\n", {"t.csv:2", "submit_time", "'-0.5'", ">= 0"}},  // the text, not its rounding (-1)
       {header + ",1,1,1\n", {"t.csv:2", "job_id", "empty"}},
       {header + "a,1,1,-2\n", {"t.csv:2", "num_gpus"}},
       {header + "a,1,,2\n", {"t.csv:2", "duration", "empty"}},

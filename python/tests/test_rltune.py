@@ -243,8 +243,10 @@ def test_bad_input_never_crashes(tmp_path):
         env.step(rltune.SLOTS)
     with pytest.raises(ValueError, match="window_len"):
         rltune.Env(generated={"jobs": 50}, window_len=64)
-    with pytest.raises(ValueError, match="length"):
+    with pytest.raises(ValueError, match="^window_len 0: must be between 1 and"):
         rltune.Env(generated=SMALL, window_len=0)
+    with pytest.raises(ValueError, match="^train_split 1.5: must be between"):
+        rltune.Env(generated=SMALL, train_split=1.5)
     with pytest.raises(ValueError, match="start"):
         env.reset(options={"start": 10**9})
     with pytest.raises(ValueError, match="unknown key"):

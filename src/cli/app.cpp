@@ -2,6 +2,7 @@
 // exit codes (2 = bad input, 1 = internal error).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <iostream>
@@ -69,6 +70,15 @@ void join_ranks(const Comm& comm, const std::string& command, int argc, char** a
 
 }  // namespace
 
+std::string_view command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--log-level") ++i;
+    else if (!a.starts_with("-")) return a;
+  }
+  return {};
+}
+
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds) {
   CLI::App app{"rltune: schedule deep-learning jobs on heterogeneous GPU clusters, by trace-driven simulation", "rltune"};
   app.set_version_flag("--version", std::string("rltune ") + RLTUNE_VERSION);
@@ -77,6 +87,14 @@ int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& ad
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
   std::vector<Command> commands;
   for (auto add : adds) commands.push_back(add(app));
+  // CLI11 would say only "A subcommand is required" for a misspelt command.
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  if (const std::string_view word = command_word(argc, argv); !word.empty() && std::ranges::find(names, word) == names.end()) {
+    std::cerr << fmt::format("rltune: error: unknown command '{}' (commands: {})\nRun with --help for more information.\n", word,
+                             fmt::join(names, ", "));
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -3,6 +3,7 @@
 // function that runs it after parsing.
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,9 @@ void add_settings(CLI::App& sub, std::span<const NumberSetting<Options>> setting
 std::vector<std::string> split_list(const std::vector<std::string>& items);
 
 using experiment::run_window;
+
+// The command word: the first argument that is not an option (nor --log-level's value); empty if none.
+std::string_view command_word(int argc, char** argv);
 
 // Parses and runs one of the commands `adds` registers; returns the exit code.
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds);

@@ -9,16 +9,6 @@
 
 namespace {
 
-// The subcommand word: the first argument that is not an option (nor --log-level's value).
-std::string_view subcommand(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--log-level") ++i;
-    else if (!a.starts_with("-")) return a;
-  }
-  return {};
-}
-
 // train and export run in rltune-train, the only program that links LibTorch (slow to start).
 int run_learner(char** argv) {
   std::error_code ec;
@@ -45,7 +35,7 @@ rltune::cli::Command add_learner_commands(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace rltune::cli;
-  const std::string_view command = subcommand(argc, argv);
+  const std::string_view command = command_word(argc, argv);
   if (command == "train" || command == "export") return run_learner(argv);
   return run_app(argc, argv, {add_simulate, add_evaluate, add_experiment, add_report, add_slurm, add_trace_stats, add_policies, add_generate, add_convert,
                               add_cluster_from, add_learner_commands});

@@ -34,7 +34,8 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     JobSpec job;
     job.source_line = rows.line();
     job.id = std::string(rows.text(id));
-    const auto s = rows.integer(submit), d = rows.integer(duration), g = rows.integer(gpus);
+    const auto s = rows.integer(submit), g = rows.integer(gpus);
+    auto d = rows.integer(duration);
     const auto c = rows.integer(cpus, -1), m = rows.integer(memory, -1), r = rows.integer(requested, -1);
     const auto f = rows.number(demand, -1.0);
     const auto cens = rows.integer(censored, 0);
@@ -43,6 +44,10 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     // Rounding 0.4 to no GPU or 2.5 to 3 would change the job: a fraction is gpu_demand's to say.
     if (const auto exact = csv::parse_double(rows.text(gpus)); exact && *exact != static_cast<double>(*g))
       rows.fail(gpus, rows.text(gpus), "must be a whole number of GPUs (a fraction of a GPU goes in gpu_demand)");
+    // Checked on the text: rounding would show -0.5 as -1 and turn a duration of -0.4 into a valid 0.
+    const auto negative = [&](int column) { const auto v = csv::parse_double(rows.text(column)); return v && *v < 0; };
+    if (negative(submit)) rows.fail(submit, rows.text(submit), "must be >= 0");
+    if (negative(duration) && *d == 0) d = -1;  // still negative, so rejected at admission as DESIGN.md says
     if (*c < -1 || *c > 1'000'000) rows.fail(cpus, rows.text(cpus), "must be between 0 and 1e6 (or empty)");
     if (*m < -1) rows.fail(memory, rows.text(memory), "must be >= 0 (or empty)");
     if (*r < -1) rows.fail(requested, rows.text(requested), "must be >= 0 (or empty)");
