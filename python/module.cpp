@@ -307,6 +307,19 @@ EnvArgs env_args(const py::kwargs& kwargs) {
   return a;
 }
 
+// reset()'s options: {"start": ...} or None. Returns the value of "start", or None.
+py::object start_option(const py::object& options) {
+  py::object start = py::none();
+  if (options.is_none()) return start;
+  if (!py::isinstance<py::dict>(options)) throw InputError("reset options: expected a dict");
+  for (const auto& [key, value] : options.cast<py::dict>()) {
+    const auto k = py::str(key).cast<std::string>();
+    if (k != "start") throw InputError(fmt::format("reset options: unknown key '{}' (known: start)", k));
+    start = py::reinterpret_borrow<py::object>(value);
+  }
+  return start;
+}
+
 // Python's view of the episode environment: Gymnasium's reset/step over rl::Env.
 class Env {
  public:
@@ -513,7 +526,20 @@ class VecEnv {
   }
   const Env& env(std::size_t i) const { return *envs_[i]; }
 
-  py::tuple reset(std::optional<std::uint64_t> seed) {
+  // options {"start": N} starts every environment at job N; {"start": [N0, N1, ...]}, each at its own.
+  py::tuple reset(std::optional<std::uint64_t> seed, const py::object& options) {
+    std::vector<std::optional<std::size_t>> starts(envs_.size());
+    if (const py::object given = start_option(options); !given.is_none()) {
+      if (PyIndex_Check(given.ptr())) {
+        take(given, "options['start']", starts.front().emplace());
+        std::fill(starts.begin() + 1, starts.end(), starts.front());
+      } else {
+        if (!py::isinstance<py::sequence>(given) || py::len(given) != envs_.size())
+          throw InputError(fmt::format("options['start']: expected an integer or {} integers, one per environment", envs_.size()));
+        const auto each = given.cast<py::sequence>();
+        for (std::size_t i = 0; i < envs_.size(); ++i) take(each[i], fmt::format("options['start'][{}]", i), starts[i].emplace());
+      }
+    }
     Outputs out = outputs();
     const Buffers buffers = out.buffers();
     {
@@ -523,7 +549,7 @@ class VecEnv {
       team_.for_each(
           envs_.size(),
           [&](std::size_t i, int) {
-            envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, std::nullopt);
+            envs_[i]->reset(seed ? std::optional<std::uint64_t>(*seed + i) : std::nullopt, starts[i]);
             write(i, buffers);
           },
           /*pinned=*/true);
@@ -931,15 +957,7 @@ PYBIND11_MODULE(_core, m) {
           "reset",
           [](Env& e, std::optional<std::uint64_t> seed, const py::object& options) {
             std::optional<std::size_t> start;
-            if (!options.is_none()) {
-              if (!py::isinstance<py::dict>(options)) throw InputError("reset options: expected a dict");
-              const auto o = options.cast<py::dict>();
-              for (const auto& [key, value] : o) {
-                const auto k = py::str(key).cast<std::string>();
-                if (k == "start") take(value, "options['start']", start.emplace());
-                else throw InputError(fmt::format("reset options: unknown key '{}' (known: start)", k));
-              }
-            }
+            if (const py::object given = start_option(options); !given.is_none()) take(given, "options['start']", start.emplace());
             return locked(e, [&] { e.reset(seed, start); }, [&] { return py::make_tuple(observation_array(e), step_info(e)); });
           },
           py::kw_only(), py::arg("seed") = py::none(), py::arg("options") = py::none())
@@ -983,7 +1001,7 @@ PYBIND11_MODULE(_core, m) {
       .def("action_masks", &VecEnv::masks, "Which actions are legal now, [n, actions] (info['action_mask'] of the last step)")
       .def_property_readonly("features", [](const VecEnv& v) { return v.env(0).features(); })
       .def_property_readonly("actions", [](const VecEnv& v) { return v.env(0).actions(); })
-      .def("reset", &VecEnv::reset, py::kw_only(), py::arg("seed") = py::none())
+      .def("reset", &VecEnv::reset, py::kw_only(), py::arg("seed") = py::none(), py::arg("options") = py::none())
       .def("step", &VecEnv::step, py::arg("actions"));
 
   py::class_<Agent>(m, "Agent", "A policy written in Python, for simulate")

@@ -127,6 +127,8 @@ class VecEnv(_core._VecEnv):
     arrays are shared: they are the same at most steps); copy one to change it. With
     illegal_action="first_legal", info["illegal_action"] [n] marks the environments whose action was
     replaced by their first legal one. action_masks() is info["action_mask"] of the last step.
+    reset(options={"start": N}) starts every environment at job N of the split; {"start": [N0, ...]}
+    starts environment i at Ni. Later episodes (auto-reset) are drawn windows.
     threads: environment i always steps on thread i % threads (the calling thread is thread 0), so that
     its state stays in one core's caches; threads beyond n would idle, so at most n are used.
     """

@@ -118,6 +118,22 @@ def test_vecenv_equals_envs_stepped_in_turn():
     assert ended > 0
 
 
+def test_vecenv_reset_options_start_each_environment_where_asked():
+    kwargs = dict(generated=SMALL, window_len=32, seed=3)
+    vec = rltune.VecEnv(3, **kwargs)
+    single = rltune.Env(**kwargs)
+    for options, starts in [({"start": 40}, [40, 40, 40]), ({"start": [0, 7, 100]}, [0, 7, 100])]:
+        obs, info = vec.reset(options=options)
+        assert list(info["window_start"]) == starts
+        for i, start in enumerate(starts):
+            o, inf = single.reset(options={"start": start})
+            assert np.array_equal(obs[i], o) and np.array_equal(info["action_mask"][i], inf["action_mask"])
+    for bad, message in [({"start": [1, 2]}, "expected an integer or 3 integers"), ({"start": [1, 2, 2.5]}, r"start'\]\[2\]"),
+                         ({"begin": 1}, "unknown key 'begin'"), ([1], "expected a dict"), ({"start": 10**9}, "must lie within")]:
+        with pytest.raises(ValueError, match=message):
+            vec.reset(options=bad)
+
+
 def test_illegal_actions_take_the_first_legal_one_when_asked():
     kwargs = dict(generated=SMALL, window_len=48, blocking="pool", backfill=True, seed=4)
     lenient = rltune.Env(illegal_action="first_legal", **kwargs)
