@@ -412,6 +412,10 @@ expect 0 "4 run\(s\) had no job that ran" -- experiment --config "$TMP/half-reje
 grep -q '^helios,half-rejected,fcfs,avg_bsld,2,1,' "$TMP/half-rejected/summary.csv" \
   || fail "a window without a job that ran counted in the summary: $(grep avg_bsld "$TMP/half-rejected/summary.csv")"
 expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
+# Jobs without a requested time are estimated by their true duration: said, as simulate says it.
+sed 's/policies: \[fcfs, sjf\]/policies: [fcfs, {name: sjf-req, priority: sjf, runtime: requested}]/' "$TMP/half-rejected.yaml" > "$TMP/no-requested.yaml"
+expect 0 "half-rejected: 100 of its 100 jobs have no requested time; sjf-req \(runtime requested\) estimates them by their true duration" \
+  -- experiment --config "$TMP/no-requested.yaml" --out "$TMP/no-requested" --quiet
 # 30 windows of 90 jobs from 100 jobs: at most 11 starts, so windows repeat, which narrows the intervals.
 sed 's/count: 4, length: 20/count: 30, length: 90/' "$TMP/half-rejected.yaml" > "$TMP/repeated.yaml"
 expect 0 "2[0-9] of the 30 windows of 90 jobs repeat another window" -- experiment --config "$TMP/repeated.yaml" --out "$TMP/repeated" --quiet

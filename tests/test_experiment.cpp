@@ -176,8 +176,20 @@ TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {
     EXPECT_NE(e.find("needs a trace"), std::string::npos) << e;
   }
   {
-    const std::string e = config_error("policies: [{priority: sjf, milp: {alpha: x}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    const std::string e = config_error("policies: [{priority: sjf, placement: milp, milp: {alpha: x}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
     EXPECT_NE(e.find("policies[0].milp.alpha"), std::string::npos) << e;
+  }
+  {  // as the CLI: a setting that would be ignored is an error
+    const std::string e = config_error("policies: [{priority: sjf, milp: {alpha: 5}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("'policies[0].milp': applies only to placement milp (placement is greedy)"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs, sjf]\nbaselines: [fcfs, sjf, fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("'baselines[2]': 'fcfs' is given twice"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("policies: [fcfs]\nbaselines: []\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("'baselines': is empty"), std::string::npos) << e;
   }
 }
 

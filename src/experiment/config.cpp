@@ -137,6 +137,8 @@ struct Parser {
         if (node[setting.key] && !sim::is_predicted(s.engine.runtime))
           check.fail(node[setting.key], key + "." + setting.key,
                      fmt::format("applies only to runtime predicted (runtime is {})", sim::to_string(s.engine.runtime)));
+      if (node["milp"] && s.profile.placement != "milp")
+        check.fail(node["milp"], key + ".milp", fmt::format("applies only to placement milp (placement is {})", s.profile.placement));
       if (node["runtime_model"] && s.engine.runtime != sim::RuntimeKnowledge::learned)
         check.fail(node["runtime_model"], key + ".runtime_model",
                    fmt::format("applies only to runtime predicted:learned (runtime is {})", sim::to_string(s.engine.runtime)));
@@ -361,7 +363,12 @@ std::vector<std::string> parse_baselines(Parser& p, const YAML::Node& root, cons
   std::vector<std::string> baselines;
   if (root["baselines"]) {
     const auto entries = p.list(root["baselines"], "baselines");
-    for (std::size_t i = 0; i < entries.size(); ++i) baselines.push_back(check.text(entries[i], fmt::format("baselines[{}]", i)));
+    if (entries.empty()) check.fail(root["baselines"], "baselines", "is empty: leave it out for the default, the first policy");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      baselines.push_back(check.text(entries[i], fmt::format("baselines[{}]", i)));
+      if (std::find(baselines.begin(), baselines.end() - 1, baselines.back()) != baselines.end() - 1)
+        check.fail(entries[i], fmt::format("baselines[{}]", i), fmt::format("'{}' is given twice", baselines.back()));
+    }
   } else {
     baselines.push_back(c.workloads.front().policies.front().label);
   }

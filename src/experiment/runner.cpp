@@ -178,6 +178,12 @@ LoadedWorkload load_workload(const Workload& w) {
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: workload {}/{}: {}", w.where, w.cluster_label, t.label, e.what()));
   }
+  // As simulate warns: `runtime: requested` estimates a job without a requested time by its true duration.
+  const auto unknown = std::ranges::count_if(l.trace.jobs, [](const trace::JobSpec& j) { return j.requested_time <= 0; });
+  for (const PolicySpec& p : w.policies)
+    if (unknown > 0 && p.engine.runtime == sim::RuntimeKnowledge::requested)
+      spdlog::warn("workload {}/{}: {} of its {} jobs have no requested time; {} (runtime requested) estimates them by their true duration",
+                   w.cluster_label, t.label, unknown, l.trace.jobs.size(), p.label);
   const WindowSpec& ws = w.windows;
   try {
     draw_windows(ws, l);
