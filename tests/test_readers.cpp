@@ -105,6 +105,17 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       {header + "a,1,1,1\na,2,3,1\n", {"t.csv:3", "job_id", "'a'", "duplicate", "line 2"}},
       {header + "a,-5,1,1\n", {"t.csv:2", "submit_time", "'-5'", ">= 0"}},
       {header + "a,-0.5,1,1\n", {"t.csv:2", "submit_time", "'-0.5'", ">= 0"}},  // the text, not its rounding (-1)
+      {"job_id,submit_time,duration,num_gpus,gpu_demand\na,1,1,1,6.5\n", {"t.csv:2", "gpu_demand", "'6.5'", "round up to num_gpus 1"}},
+      {"job_id,submit_time,duration,num_gpus,gpu_demand\na,1,1,8,0.25\n", {"t.csv:2", "gpu_demand", "'0.25'", "round up to num_gpus 8"}},
+      // -1 means unknown; -1.4 must not round into it, nor 1.5 CPUs into 2.
+      {"job_id,submit_time,duration,num_gpus,num_cpus\na,1,1,1,-1.4\n", {"t.csv:2", "num_cpus", "'-1.4'", "-1 or empty: unknown"}},
+      {"job_id,submit_time,duration,num_gpus,num_cpus\na,1,1,1,1.5\n", {"t.csv:2", "num_cpus", "'1.5'", "whole number of CPUs"}},
+      {"job_id,submit_time,duration,num_gpus,memory_mib\na,1,1,1,-0.5\n", {"t.csv:2", "memory_mib", "'-0.5'", ">= 0"}},
+      {"job_id,submit_time,duration,num_gpus,requested_time\na,1,1,1,-3\n", {"t.csv:2", "requested_time", "'-3'", ">= 0"}},
+      {"job_id,submit_time,duration,num_gpus,gpu_demand\na,1,1,1,-7\n", {"t.csv:2", "gpu_demand", "'-7'", "between 0 and 1e6"}},
+      // Every CSV written from the trace would break at a control character (rltune's own reader too).
+      {"job_id,submit_time,duration,num_gpus,user\na,1,1,1,\"u\tx\"\n", {"t.csv:2", "user", "'u\\x09x'", "has a control character"}},
+      {"job_id,submit_time,duration,num_gpus,gpu_type\na,1,1,1,V100|T\x7f\n", {"t.csv:2", "gpu_type", "control character"}},
       {header + ",1,1,1\n", {"t.csv:2", "job_id", "empty"}},
       {header + "a,1,1,-2\n", {"t.csv:2", "num_gpus"}},
       {header + "a,1,,2\n", {"t.csv:2", "duration", "empty"}},
@@ -197,6 +208,12 @@ TEST(RltuneReader, ColumnLayoutIsSelectable) {
   EXPECT_EQ(t.jobs[0].vc, "0");
   EXPECT_EQ(t.jobs[1].vc, "1");
   EXPECT_TRUE(t.jobs[1].gpu_types.empty());
+  // Column 19 exists in one row only: read there. In a file of 19-column rows it would give every job
+  // "no VC" silently.
+  options.vc_column = 19;
+  EXPECT_EQ(read(kRltuneRows, options).jobs[2].vc, "9");
+  const std::string beyond = error_of("a,1,0,25,8,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", options);
+  EXPECT_NE(beyond.find("vc_column 19 is beyond every row, whose columns are numbered 0 to 18"), std::string::npos) << beyond;
 }
 
 TEST(RltuneReader, RejectsBadRowsWithPosition) {

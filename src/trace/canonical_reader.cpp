@@ -1,6 +1,8 @@
 // Canonical CSV: header row required; job_id, submit_time, duration, num_gpus required; optional vc,
 // gpu_type (alternatives "A|B"), user, num_cpus, memory_mib, requested_time, status, gpu_demand,
 // censored; other columns are ignored.
+#include <fmt/format.h>
+
 #include "core/csv.h"
 #include "trace/csv_rows.h"
 #include "trace/formats.h"
@@ -44,13 +46,20 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     // Rounding 0.4 to no GPU or 2.5 to 3 would change the job: a fraction is gpu_demand's to say.
     if (const auto exact = csv::parse_double(rows.text(gpus)); exact && *exact != static_cast<double>(*g))
       rows.fail(gpus, rows.text(gpus), "must be a whole number of GPUs (a fraction of a GPU goes in gpu_demand)");
-    // Checked on the text: rounding would show -0.5 as -1 and turn a duration of -0.4 into a valid 0.
-    const auto negative = [&](int column) { const auto v = csv::parse_double(rows.text(column)); return v && *v < 0; };
+    // Checked on the text: rounding would show -0.5 as -1, turn a duration of -0.4 into a valid 0, and
+    // a count of -1.4 into -1, which means unknown.
+    const auto value = [&](int column) { return csv::parse_double(rows.text(column)); };
+    const auto negative = [&](int column) { const auto v = value(column); return v && *v < 0; };
+    const auto unknown_or_at_least_0 = [&](int column) { const auto v = value(column); return !v || *v >= 0 || *v == -1; };
     if (negative(submit)) rows.fail(submit, rows.text(submit), "must be >= 0");
     if (negative(duration) && *d == 0) d = -1;  // still negative, so rejected at admission as DESIGN.md says
-    if (*c < -1 || *c > 1'000'000) rows.fail(cpus, rows.text(cpus), "must be between 0 and 1e6 (or empty)");
-    if (*m < -1) rows.fail(memory, rows.text(memory), "must be >= 0 (or empty)");
-    if (*r < -1) rows.fail(requested, rows.text(requested), "must be >= 0 (or empty)");
+    // num_gpus is what the job holds: its demand rounded up (so the readers of PAI and openb write it).
+    if (*f >= 0 && !(*g >= *f - 1e-6 && *g < *f + 1 - 1e-6))
+      rows.fail(demand, rows.text(demand), fmt::format("does not round up to num_gpus {}, which must be the demand rounded up", *g));
+    if (*c > 1'000'000 || !unknown_or_at_least_0(cpus)) rows.fail(cpus, rows.text(cpus), "must be between 0 and 1e6 (-1 or empty: unknown)");
+    if (const auto v = value(cpus); v && *v != static_cast<double>(*c)) rows.fail(cpus, rows.text(cpus), "must be a whole number of CPUs");
+    if (!unknown_or_at_least_0(memory)) rows.fail(memory, rows.text(memory), "must be >= 0 (-1 or empty: unknown)");
+    if (!unknown_or_at_least_0(requested)) rows.fail(requested, rows.text(requested), "must be >= 0 (-1 or empty: unknown)");
     if (*cens != 0 && *cens != 1) rows.fail(censored, rows.text(censored), "must be 0 or 1 (or empty)");
     if (!rows.ok()) continue;
     job.submit = *s;

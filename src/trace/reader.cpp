@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -30,9 +32,25 @@ void RowSink::skip(long line, const std::string& reason) {
   trace_.skipped.add(reason, line > 0 ? fmt::format("{}:{}: {}", file_, line, reason) : file_ + ": " + reason);
 }
 
+namespace {
+// A name with a control character (a newline from a JSON string, say) would break every CSV written
+// from the trace, ours included; shown escaped, since the message is one line.
+std::optional<std::string> with_control_character(std::string_view text) {
+  if (std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) return std::nullopt;
+  std::string shown;
+  for (const char c : text)
+    shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c)) : std::string(1, c);
+  return shown;
+}
+}  // namespace
+
 void RowSink::add(JobSpec job) {
   const long line = job.source_line;
   if (job.id.empty()) return bad_row(line, "job_id", "", "is empty");
+  for (const auto& [field, text] : {std::pair{"job_id", &job.id}, {"vc", &job.vc}, {"user", &job.user}, {"status", &job.status}})
+    if (const auto shown = with_control_character(*text)) return bad_row(line, field, *shown, "has a control character");
+  for (const std::string& type : job.gpu_types)
+    if (const auto shown = with_control_character(type)) return bad_row(line, "gpu_type", *shown, "has a control character");
   if (job.submit < 0) return bad_row(line, "submit_time", std::to_string(job.submit), "must be >= 0");
   if (job.gpus < 0) return bad_row(line, "num_gpus", std::to_string(job.gpus), "must be >= 0");
   // About 31,700 years: far beyond any trace, and far from overflowing time arithmetic.
@@ -42,7 +60,7 @@ void RowSink::add(JobSpec job) {
     if (value > kMaxTime || value < -kMaxTime)
       return bad_row(line, field, std::to_string(value), "is out of range (at most 1e12 seconds)");
   if (job.gpu_demand != -1 && !(job.gpu_demand >= 0 && job.gpu_demand <= 1e6))
-    return bad_row(line, "gpu_demand", std::to_string(job.gpu_demand), "must be between 0 and 1e6 (or empty)");
+    return bad_row(line, "gpu_demand", csv::format_number(job.gpu_demand), "must be between 0 and 1e6 (or empty)");
   std::vector<std::string> types;
   for (const auto& t : job.gpu_types) {
     std::string name = normalize_gpu_type(t);

@@ -1,11 +1,13 @@
 // The RLTune reference CSV (SPEC section 1): no header, ';' comment lines, 19 or 20 comma-separated
 // columns, -1 = missing. Unlike the reference it tolerates blank lines and decimals in integer columns (B3),
 // and keeps the requested time of column 8 instead of overwriting it with the runtime (B2).
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
 
 #include "core/csv.h"
+#include "core/error.h"
 #include "trace/formats.h"
 
 namespace rltune::trace {
@@ -33,6 +35,7 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
   csv::LineReader lines(in, sink.file(), options.max_line_bytes);
   std::string_view line;
   std::vector<std::string> fields;
+  std::size_t widest = 0;  // the most columns a row had: a coded column beyond every row names no column
   while (lines.next(line)) {
     const long line_no = lines.number();
     const auto trimmed = csv::trim(line);
@@ -42,6 +45,7 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
       sink.bad_row(line_no, "", "", fmt::format("has {} columns, expected 19 or 20", fields.size()));
       continue;
     }
+    widest = std::max(widest, fields.size());
     bool ok = true;
     const auto integer = [&](int c, const char* name) -> long long {
       const auto v = csv::parse_int_rounding(fields[c]);
@@ -98,6 +102,9 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
     if (user != "-1") job.user = std::string(user);
     sink.add(std::move(job));
   }
+  for (const auto& [column, option] : {std::pair{options.vc_column, "vc_column"}, {options.gpu_type_column, "gpu_type_column"}})
+    if (widest > 0 && column >= static_cast<int>(widest))
+      throw InputError(fmt::format("{}: {} {} is beyond every row, whose columns are numbered 0 to {}", sink.file(), option, column, widest - 1));
 }
 
 }  // namespace rltune::trace
