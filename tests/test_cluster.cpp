@@ -52,6 +52,11 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
       {"name: x\npools:\n  - {name: a, gpus_per_node: 8}\n", {"pools[0].nodes", "required"}},
       {"name: x\npools:\n  - {name: a, nodes: two, gpus_per_node: 8}\n", {"pools[0].nodes", "integer"}},
       {"name: x\npools:\n  - {name: a, nodes: 0, gpus_per_node: 8}\n", {"pools[0].nodes", "between 1 and"}},
+      // yaml-cpp would read 010 as 8.
+      {"name: x\npools:\n  - {name: a, nodes: 010, gpus_per_node: 8}\n", {"pools[0].nodes", "'010' has a leading zero"}},
+      {"name: x\npools:\n  - {name: a, nodes: 2, gpus_per_node: -08}\n", {"pools[0].gpus_per_node", "'-08' has a leading zero"}},
+      {"name: x\npools:\n  - {name: a, gpu_type: V100|T4, nodes: 2, gpus_per_node: 8}\n", {"pools[0].gpu_type", "names one GPU type"}},
+      {"name: x\npools:\n  - {name: a, nodes: 1e30, gpus_per_node: 8}\n", {"pools[0].nodes", "integer between 1 and", "(got 1e30)"}},
       {"name: x\npools:\n  - {name: a, nodes: 3000000000, gpus_per_node: 8}\n", {"pools[0].nodes", "between 1 and"}},
       {"name: x\npools:\n  - {name: a, nodes: 1000000, gpus_per_node: 1024}\n", {"pools[0]", "more than"}},
       {"name: x\npools: []\n", {"pools", "non-empty"}},

@@ -158,6 +158,9 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
     pool.name = ctx.name(p["name"], path + ".name");
     if (!names.insert(pool.name).second) ctx.fail(p["name"], path + ".name", "duplicate pool name '" + pool.name + "'");
     if (p["gpu_type"]) pool.gpu_type = trace::normalize_gpu_type(ctx.name(p["gpu_type"], path + ".gpu_type"));
+    // '|' separates a job's alternative types; a pool of "V100|T4" would match no job.
+    if (pool.gpu_type.find('|') != std::string::npos)
+      ctx.fail(p["gpu_type"], path + ".gpu_type", "names one GPU type ('|' lists a job's alternatives); make a pool per type");
     pool.nodes = static_cast<int>(ctx.integer(p["nodes"], path + ".nodes", 1, kMaxNodes));
     pool.gpus_per_node = static_cast<int>(ctx.integer(p["gpus_per_node"], path + ".gpus_per_node", 1, kMaxGpusPerNode));
     if (p["cpus_per_node"]) pool.cpus_per_node = static_cast<int>(ctx.integer(p["cpus_per_node"], path + ".cpus_per_node", 1, kMaxCpusPerNode));

@@ -62,10 +62,20 @@ struct YamlCheck {
     }
   }
   long long integer(const YAML::Node& node, const std::string& path, long long min, long long max) const {
+    // yaml-cpp reads 010 as octal 8 (YAML 1.1); YAML 1.2 and most readers say 10. Neither is silent here.
+    if (node.IsScalar()) {
+      const std::string& t = node.Scalar();
+      const std::size_t digits = t.starts_with('-') || t.starts_with('+') ? 1 : 0;
+      if (t.size() > digits + 1 && t[digits] == '0' && std::isdigit(static_cast<unsigned char>(t[digits + 1])))
+        fail(node, path, fmt::format("'{}' has a leading zero, which YAML readers disagree on (octal or decimal): write it without", t));
+    }
     long long v = 0;
     try {
       v = node.as<long long>();
     } catch (const YAML::Exception&) {
+      double x = 0;  // 1e12, say: a whole number out of long long's range or written as a float
+      if (YAML::convert<double>::decode(node, x) && std::isfinite(x) && x == std::floor(x))
+        fail(node, path, fmt::format("must be an integer between {} and {}, written in digits (got {})", min, max, node.Scalar()));
       fail(node, path, "must be an integer");
     }
     if (v < min || v > max) fail(node, path, fmt::format("must be between {} and {} (got {})", min, max, v));
@@ -85,10 +95,12 @@ struct YamlCheck {
     if (!node.IsScalar()) fail(node, path, "must be a string");
     return node.as<std::string>();
   }
-  // A name: text that is not empty (nor only spaces).
+  // A name: text that is not empty (nor only spaces), on one line (it heads table columns and rows).
   std::string name(const YAML::Node& node, const std::string& path) const {
     std::string s = text(node, path);
     if (s.find_first_not_of(" \t") == std::string::npos) fail(node, path, "must not be empty");
+    if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      fail(node, path, "must not hold a control character (a line break, a tab)");
     return s;
   }
   // Parses the whole file, which must hold one document (YAML::Load would ignore a second one

@@ -131,7 +131,7 @@ struct Parser {
       check.only_keys(node, key, keys);
       if (!node["priority"]) check.fail(node, key, "needs a priority (e.g. fcfs, sjf, rl:MODEL)");
       priority = check.text(node["priority"], key + ".priority");
-      if (node["name"]) label = check.text(node["name"], key + ".name");
+      if (node["name"]) label = check.name(node["name"], key + ".name");
       profile_settings(node, key, s.profile, s.engine);
       for (const auto& setting : sim::engine_settings())  // as the CLI: a setting that would be ignored is an error
         if (node[setting.key] && !sim::is_predicted(s.engine.runtime))
@@ -246,7 +246,7 @@ struct Parser {
     } else {
       check.fail(node, key, "needs generate: {...} or files: [...]");
     }
-    if (node["name"]) t.label = check.text(node["name"], key + ".name");
+    if (node["name"]) t.label = check.name(node["name"], key + ".name");
     return t;
   }
 };
@@ -417,7 +417,7 @@ Config parse_config(const std::string& yaml, const std::string& file) {
   if (!root || root.IsNull()) throw InputError(file + ": the config is empty");
   check.only_keys(root, "", {"name", "description", "seed", "windows", "defaults", "policies", "baselines", "workloads",
                              "timeseries_windows", "bootstrap"});
-  c.name = root["name"] ? check.text(root["name"], "name") : fs::path(file).stem().string();
+  c.name = root["name"] ? check.name(root["name"], "name") : fs::path(file).stem().string();
   if (root["description"]) c.description = check.text(root["description"], "description");
   if (root["seed"]) c.seed = static_cast<std::uint64_t>(check.integer(root["seed"], "seed", 0, INT64_MAX));
   if (root["timeseries_windows"])
