@@ -416,6 +416,10 @@ expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejec
 sed 's/policies: \[fcfs, sjf\]/policies: [fcfs, {name: sjf-req, priority: sjf, runtime: requested}]/' "$TMP/half-rejected.yaml" > "$TMP/no-requested.yaml"
 expect 0 "half-rejected: 100 of its 100 jobs have no requested time; sjf-req \(runtime requested\) estimates them by their true duration" \
   -- experiment --config "$TMP/no-requested.yaml" --out "$TMP/no-requested" --quiet
+# The whole trace has no job before it: its warm-up is empty, which is said.
+sed 's/windows: {count: 4, length: 20, split: all}/windows: {length: all, warmup: 50}/' "$TMP/half-rejected.yaml" > "$TMP/cold.yaml"
+expect 0 "1 of the 1 windows start before job 50, so fewer than the 50 warm-up jobs precede them" \
+  -- experiment --config "$TMP/cold.yaml" --out "$TMP/cold" --quiet
 # 30 windows of 90 jobs from 100 jobs: at most 11 starts, so windows repeat, which narrows the intervals.
 sed 's/count: 4, length: 20/count: 30, length: 90/' "$TMP/half-rejected.yaml" > "$TMP/repeated.yaml"
 expect 0 "2[0-9] of the 30 windows of 90 jobs repeat another window" -- experiment --config "$TMP/repeated.yaml" --out "$TMP/repeated" --quiet
@@ -425,6 +429,10 @@ expect 0 "wrote jobs.csv, summary.json and config.json" -- simulate --trace "$TM
 grep -q $'trace-\xEF\xBF\xBD.csv' "$TMP/not-utf8/config.json" || fail "config.json lacks the replaced file name"
 expect 2 "--out .*exp: holds the results of another command" -- simulate --out "$TMP/exp"
 expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
+# A changed config is refused, naming the first value that differs.
+sed 's/policies: \[fcfs, sjf,/policies: [fcfs, lcfs,/' "$TMP/exp.yaml" > "$TMP/exp-changed.yaml"
+expect 2 "written by a different config \('workloads/0/policies/1/.*' differs\)" \
+  -- experiment --config "$TMP/exp-changed.yaml" --out "$TMP/exp" --quiet --resume
 printf 'policies: [fcfs]\nworkloads:\n  - cluster: helios\n    trace: {generate: {jobs: 10}, colour: red}\n' > "$TMP/bad-exp.yaml"
 expect 2 "bad-exp.yaml:4: field 'workloads\[0\].trace.colour'" -- experiment --config "$TMP/bad-exp.yaml" --out "$TMP/x"
 printf 'policies: [fcfs, magic]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n' > "$TMP/bad-exp2.yaml"

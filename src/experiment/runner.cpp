@@ -149,18 +149,23 @@ void draw_windows(const WindowSpec& ws, LoadedWorkload& l) {
       throw InputError(fmt::format("the {} split holds none of its {} jobs", sim::to_string(ws.split), l.trace.jobs.size()));
     l.starts = {first};
     l.length = last - first;
-    return;
+  } else {
+    l.length = static_cast<std::size_t>(ws.length);
+    Rng rng(ws.seed);
+    for (int k = 0; k < ws.count; ++k) l.starts.push_back(sim::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, l.length));
+    // Starts are drawn independently, so a short split gives some window twice: the same pair counted
+    // again, which narrows the paired intervals without new evidence.
+    const std::set<std::size_t> distinct(l.starts.begin(), l.starts.end());
+    if (distinct.size() < l.starts.size())
+      spdlog::warn("{} of the {} windows of {} jobs repeat another window (the {} split offers few starts): paired intervals "
+                   "count them as independent; ask for fewer or shorter windows, or a longer trace",
+                   l.starts.size() - distinct.size(), l.starts.size(), l.length, sim::to_string(ws.split));
   }
-  l.length = static_cast<std::size_t>(ws.length);
-  Rng rng(ws.seed);
-  for (int k = 0; k < ws.count; ++k) l.starts.push_back(sim::draw_window(rng, l.trace.jobs.size(), ws.train_split, ws.split, l.length));
-  // Starts are drawn independently, so a short split gives some window twice: the same pair counted
-  // again, which narrows the paired intervals without new evidence.
-  const std::set<std::size_t> distinct(l.starts.begin(), l.starts.end());
-  if (distinct.size() < l.starts.size())
-    spdlog::warn("{} of the {} windows of {} jobs repeat another window (the {} split offers few starts): paired intervals "
-                 "count them as independent; ask for fewer or shorter windows, or a longer trace",
-                 l.starts.size() - distinct.size(), l.starts.size(), l.length, sim::to_string(ws.split));
+  // A window near the trace's start has fewer jobs before it than the warm-up asks for: colder than the rest.
+  const auto cold = std::ranges::count_if(l.starts, [&](std::size_t start) { return start < static_cast<std::size_t>(ws.warmup); });
+  if (cold > 0)
+    spdlog::warn("{} of the {} windows start before job {}, so fewer than the {} warm-up jobs precede them", cold, l.starts.size(),
+                 ws.warmup, ws.warmup);
 }
 
 LoadedWorkload load_workload(const Workload& w) {
@@ -499,14 +504,10 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
                                        file, out_dir));
       throw InputError(fmt::format("--resume: the runs in {} read other input files; run into another --out", out_dir));
     }
-    if (a != b) {
-      std::string key;
-      for (auto it = b.begin(); it != b.end() && key.empty(); ++it)
-        if (!a.contains(it.key()) || a[it.key()] != *it) key = it.key();
-      for (auto it = a.begin(); it != a.end() && key.empty(); ++it)
-        if (!b.contains(it.key())) key = it.key();
+    if (a != b) {  // named down to the first value that differs, e.g. workloads/0/policies/2
+      const std::string path = Json::diff(a, b).at(0).at("path").get<std::string>().substr(1);
       throw InputError(fmt::format("--resume: {} was written by a different config ('{}' differs); choose another --out",
-                                   (out / "config.json").string(), key));
+                                   (out / "config.json").string(), path));
     }
   }
   fs::create_directories(out / "runs", ec);
