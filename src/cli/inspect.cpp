@@ -238,6 +238,15 @@ struct GenerateArgs {
   double load = 0.9;
 };
 
+// An output replaces its file: written over an input, that input would be lost.
+void refuse_overwriting(const char* flag, const std::string& out, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!out.empty() && !input.empty() && std::filesystem::equivalent(out, input, ec))
+      throw InputError(fmt::format("{} {}: is the input {}, which writing would replace; choose another file", flag, out, input));
+  }
+}
+
 bool is_model_file(const std::string& path) {
   const auto ends = [&](const std::string& suffix) {
     return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -259,6 +268,8 @@ workload::WorkloadModel resolve_model(const GenerateArgs& a) {
 }
 
 int run_generate(const GenerateArgs& a) {
+  refuse_overwriting("--out", a.out, {a.like, a.cluster});
+  refuse_overwriting("--save-model", a.save_model, {a.like, a.cluster});
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const workload::WorkloadModel model = resolve_model(a);
   if (!a.save_model.empty()) {
@@ -309,6 +320,10 @@ std::string conversion_report(const trace::Trace& t, std::size_t files, const st
 }
 
 int run_convert(const ConvertArgs& a) {
+  std::vector<std::string> inputs = a.files;
+  inputs.push_back(a.input.pai_job_table);
+  inputs.push_back(a.input.read.pai_task_table);
+  refuse_overwriting("--out", a.out, inputs);
   const trace::Trace t = a.input.read_files(a.files);
   std::ostringstream text;
   trace::write_canonical(text, t.jobs);
