@@ -177,8 +177,10 @@ void set_numbers(experiment::ProfileSettings& s, const py::handle& dict, const c
 
 // As the CLI: settings that would be ignored, or that contradict the semantics, are errors. `given`:
 // the keywords the caller gave (a semantics' fixed setting given again with its own value is fine);
-// `policy_milp`: a policy places with milp itself (NAME@milp).
-void check_settings(const experiment::ProfileSettings& s, const std::set<std::string>& given, bool policy_milp, bool sampled) {
+// `policy_milp`: a policy places with milp itself (NAME@milp); `multifactor`: a policy (or the baseline)
+// may rank by multifactor.
+void check_settings(const experiment::ProfileSettings& s, const std::set<std::string>& given, bool policy_milp, bool sampled,
+                    bool multifactor) {
   const policy::ProfileOptions chosen = s.check_semantics([&](const std::string& key) { return given.contains(key); }, "");
   const bool milp_used = policy_milp || chosen.placement == "milp";
   const auto any = [](const std::vector<std::optional<double>>& values) {
@@ -191,6 +193,8 @@ void check_settings(const experiment::ProfileSettings& s, const std::set<std::st
   if (given.contains("milp_model") && !milp_used)
     throw InputError(fmt::format("milp_model applies only to placement 'milp' (placement is {})", chosen.placement));
   if (any(s.sampling_values) && !sampled) throw InputError("temperature " + policy::only_for_sampled());
+  if ((any(s.multifactor_values) || s.favor_small) && !multifactor)
+    throw InputError("multifactor settings apply only to the multifactor policy (or a model ranking by it)");
 }
 
 // A policy written in Python: a callable given each pass's observation [kSlots x features] and action
@@ -303,7 +307,7 @@ EnvArgs env_args(const py::kwargs& kwargs) {
     else if (k == "illegal_action") take(value, k, a.illegal_action);
     else throw py::type_error(fmt::format("Env: unexpected argument '{}'", k));
   }
-  check_settings(a.profile, given, false, false);
+  check_settings(a.profile, given, false, false, policy::may_use_multifactor(a.baseline));
   return a;
 }
 
@@ -800,7 +804,8 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
     entries.push_back(std::move(e));
   }
   check_settings(settings, given, std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.options.placement == "milp"; }),
-                 std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return !e.agent && policy::is_sampled(e.options.priority); }));
+                 std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return !e.agent && policy::is_sampled(e.options.priority); }),
+                 std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return policy::may_use_multifactor(e.options.priority); }));
   py::dict out;
   for (const Entry& e : entries) {
     // Built and destroyed with the GIL held: an Agent's scheduler holds Python objects.

@@ -120,6 +120,8 @@ expect 2 "--window '5'" -- simulate --window 5
 "$RLTUNE" simulate --window 0:010 --out "$TMP/w" > /dev/null 2>&1 && grep -q '^0:10,' "$TMP/w/jobs.csv" || fail "window labels are START:LEN"
 expect 0 "3 jobs" -- simulate --trace <(cat "$TMP/ok.csv")
 expect 2 "--mf-age-weight: inf is not between" -- simulate --policy multifactor --mf-age-weight inf
+expect 2 "--mf-age-weight applies only to the multifactor policy" -- simulate --policy fcfs,sjf@milp --mf-age-weight 5
+expect 2 "--mf-favor-small applies only to the multifactor policy" -- simulate --policy sjf --mf-favor-small
 expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5
 expect 2 "--blocking: unknown blocking mode .sometimes. \(known: global, pool\)" -- simulate --blocking sometimes
 expect 2 "--runtime: unknown runtime knowledge 'psychic' \(known: oracle, requested, predicted:history, predicted:learned\)" -- simulate --runtime psychic

@@ -183,6 +183,10 @@ TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {
     const std::string e = config_error("policies: [fcfs, {name: \"a\\nb\", priority: sjf}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
     EXPECT_NE(e.find("'policies[1].name': must not hold a control character"), std::string::npos) << e;
   }
+  {
+    const std::string e = config_error("policies: [{priority: sjf, multifactor: {age_weight: 7}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("'policies[0].multifactor': applies only to the multifactor policy"), std::string::npos) << e;
+  }
   {  // as the CLI: a setting that would be ignored is an error
     const std::string e = config_error("policies: [{priority: sjf, milp: {alpha: 5}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
     EXPECT_NE(e.find("'policies[0].milp': applies only to placement milp (placement is greedy)"), std::string::npos) << e;

@@ -283,6 +283,11 @@ def test_bad_input_never_crashes(tmp_path):
         rltune.Env(generated=SMALL, milp={"extra_nodes": 2})
     with pytest.raises(ValueError, match="must be between"):
         rltune.Env(generated=SMALL, placement="milp", milp={"extra_nodes": 100})
+    with pytest.raises(ValueError, match="multifactor settings apply only to the multifactor policy"):
+        rltune.simulate("helios", generated={"jobs": 100}, policies=["sjf"], multifactor={"age_weight": 5})
+    with pytest.raises(ValueError, match="multifactor settings apply only to the multifactor policy"):
+        rltune.Env(generated=SMALL, multifactor_favor_small=True)
+    rltune.simulate("helios", generated={"jobs": 100}, policies=["sjf", "multifactor"], multifactor={"age_weight": 5})
     with pytest.raises(ValueError, match="no such setting"):
         rltune.simulate("helios", generated={"jobs": 100}, runtime="predicted", runtime_options={"last": 3})
     with pytest.raises(ValueError, match="apply only to runtime 'predicted'"):

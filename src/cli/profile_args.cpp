@@ -91,6 +91,14 @@ void ProfileArgs::check(const CLI::App& sub, const std::vector<std::string>& pol
   for (const std::string& name : flags)
     if (sub.count(name) > 0 && !milp_used)
       throw InputError(fmt::format("{} applies only to --placement milp (placement is {})", name, given.placement));
+  // Without policies (train, trace-stats) there is nothing to check against: train's baseline may be multifactor.
+  const auto names = split_list(policies);
+  if (!names.empty() && std::none_of(names.begin(), names.end(), policy::may_use_multifactor)) {
+    std::vector<std::string> mf_flags{"--mf-favor-small"};
+    for (const policy::MultifactorSetting& s : policy::multifactor_settings()) mf_flags.push_back(s.flag);
+    for (const std::string& name : mf_flags)
+      if (sub.count(name) > 0) throw InputError(fmt::format("{} applies only to the multifactor policy (or a model ranking by it)", name));
+  }
 }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {

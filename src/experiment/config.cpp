@@ -137,6 +137,8 @@ struct Parser {
         if (node[setting.key] && !sim::is_predicted(s.engine.runtime))
           check.fail(node[setting.key], key + "." + setting.key,
                      fmt::format("applies only to runtime predicted (runtime is {})", sim::to_string(s.engine.runtime)));
+      if (node["multifactor"] && !policy::may_use_multifactor(priority))
+        check.fail(node["multifactor"], key + ".multifactor", "applies only to the multifactor policy (or a model ranking by it)");
       if (node["milp"] && s.profile.placement != "milp")
         check.fail(node["milp"], key + ".milp", fmt::format("applies only to placement milp (placement is {})", s.profile.placement));
       if (node["runtime_model"] && s.engine.runtime != sim::RuntimeKnowledge::learned)

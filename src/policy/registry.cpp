@@ -77,6 +77,11 @@ bool is_sampled(const std::string& spec) {
   return std::any_of(priorities().begin(), priorities().end(), [&](const PriorityEntry& e) { return e.sampled && e.name == name; });
 }
 
+bool may_use_multifactor(const std::string& spec) {
+  const std::string name = spec.substr(0, spec.find_first_of(":@"));
+  return name == "multifactor" || name == "rl" || name == "rl-sampled";
+}
+
 std::string only_for_sampled() {
   std::string names;
   for (const PriorityEntry& e : priorities())

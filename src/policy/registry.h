@@ -37,6 +37,9 @@ const std::vector<PlacementEntry>& placement_policies();
 bool is_sampled(const std::string& spec);
 // "applies only to sampled policies (NAMES)": the error for a sampling setting where none samples.
 std::string only_for_sampled();
+// Whether the policy may read the multifactor settings: multifactor itself, or a learned model, whose
+// baseline may be multifactor.
+bool may_use_multifactor(const std::string& spec);
 // Builds one policy's picker by name ("NAME" or "NAME:ARG"); InputError for unknown names.
 std::unique_ptr<Picker> make_picker(const std::string& spec, const PriorityOptions& options);
 // A priority order by name (fcfs, sjf...: the ones defined by a sort key), as a learned policy's
