@@ -120,6 +120,10 @@ expect 2 "--window '5'" -- simulate --window 5
 "$RLTUNE" simulate --window 0:010 --out "$TMP/w" > /dev/null 2>&1 && grep -q '^0:10,' "$TMP/w/jobs.csv" || fail "window labels are START:LEN"
 expect 0 "3 jobs" -- simulate --trace <(cat "$TMP/ok.csv")
 expect 2 "--mf-age-weight: inf is not between" -- simulate --policy multifactor --mf-age-weight inf
+# Reading options with no file to read would do nothing.
+expect 2 "--format applies only to reading a trace file; no --trace is given" -- simulate --format swf --sample-jobs 50
+expect 2 "--duration-source applies only to reading a trace file; --like philly is not a trace file" \
+  -- generate --like philly --duration-source x.csv --out "$TMP/g.csv"
 expect 2 "--mf-age-weight applies only to the multifactor policy" -- simulate --policy fcfs,sjf@milp --mf-age-weight 5
 expect 2 "--mf-favor-small applies only to the multifactor policy" -- simulate --policy sjf --mf-favor-small
 expect 2 "only 3 jobs" -- simulate --trace "$TMP/ok.csv" --window 2:5

@@ -40,7 +40,10 @@ struct TraceArgs {
   double sample_load = 0.9;
   std::vector<const CLI::Option*> sample_options;  // --like, --sample-jobs, --sample-load: errors with a trace file
   std::vector<std::pair<const CLI::Option*, std::string>> format_options;  // a format's own options, and that format
+  std::vector<const CLI::Option*> file_options;  // every option about reading a file (--format, --skip-invalid, format_options)
   void add_options(CLI::App& app);
+  // InputError naming the first file option given, when no file is read (`why`).
+  void refuse_file_options(const std::string& why) const;
   bool uses_sample() const { return paths.empty() && pai_job_table.empty(); }
   // The options that tell how to read a file (format and per-format settings), without the sample ones.
   // --seed (also the sample's seed) is left to the command when with_seed is false.

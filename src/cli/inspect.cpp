@@ -30,7 +30,7 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
         ->check(seed_value());
   std::string names = "auto";
   for (const auto& r : trace::readers()) names += ", " + r.name;
-  app.add_option("--format", read.format, "Trace format: " + names)->capture_default_str();
+  file_options = {app.add_option("--format", read.format, "Trace format: " + names)->capture_default_str()};
   format_options = {
       {app.add_option("--vc-column", read.vc_column, "rltune format: 0-based VC column, -1 = none")
            ->capture_default_str()
@@ -49,11 +49,17 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
        "swf"},
       {app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)"), "pai"},
       {app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)"), "pai"}};
-  app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping");
-  app.add_option("--max-line-bytes", read.max_line_bytes,
-                 "Longest line a text trace may have; a longer one stops the read (binary or wrong file)")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 32));
+  file_options.push_back(app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping"));
+  file_options.push_back(app.add_option("--max-line-bytes", read.max_line_bytes,
+                                        "Longest line a text trace may have; a longer one stops the read (binary or wrong file)")
+                             ->capture_default_str()
+                             ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 32)));
+  for (const auto& [option, format] : format_options) file_options.push_back(option);
+}
+
+void TraceArgs::refuse_file_options(const std::string& why) const {
+  for (const CLI::Option* o : file_options)
+    if (o->count() > 0) throw InputError(fmt::format("{} applies only to reading a trace file; {}", o->get_name(), why));
 }
 
 void TraceArgs::describe(report::Json& config, const cluster::ClusterSpec& cluster, const trace::Trace& trace) const {
@@ -112,6 +118,7 @@ trace::Trace TraceArgs::load(const cluster::ClusterSpec& cluster) const {
     if (!uses_sample() && o->count() > 0)
       throw InputError(fmt::format("{} applies only to the generated default workload, not to --trace", o->get_name()));
   if (uses_sample()) {
+    refuse_file_options("no --trace is given");
     const workload::WorkloadModel model = workload::load_model(like.empty() ? workload::default_family(cluster.source) : like);
     return workload::generate(model, cluster, {.jobs = sample_jobs, .load = sample_load, .seed = sample_seed});
   }
@@ -261,8 +268,10 @@ workload::WorkloadModel resolve_model(const GenerateArgs& a) {
   // Neither a family nor a file: load_model's message lists the families, where reading a trace would
   // only say that the file cannot be opened.
   if (std::find(families.begin(), families.end(), like) != families.end() || is_model_file(like) ||
-      !std::filesystem::exists(like))
+      !std::filesystem::exists(like)) {
+    a.input.refuse_file_options(fmt::format("--like {} is not a trace file", like));
     return workload::load_model(like);
+  }
   const trace::Trace t = a.input.read_files({like});
   return workload::fit_model(t, std::filesystem::path(like).stem().string());
 }
