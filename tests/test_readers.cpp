@@ -130,6 +130,9 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       {header + "\"a,1,1,1\n", {"t.csv:2", "quote", "never closed"}},
       {header + "a,1,1,1,5\n", {"t.csv:2", "5 fields, more than the header row's 4"}},
       {"job_id,submit_time,duration,num_gpus,job_id\na,1,1,1,b\n", {"t.csv:1", "job_id", "appears twice in the header"}},
+      // Ignored as an unknown column, VC would leave every job without one.
+      {"job_id,submit_time,duration,num_gpus,VC\na,1,1,1,b\n", {"t.csv:1", "field 'VC'", "would be ignored: the column is named 'vc'"}},
+      {"job_id,Submit_Time,duration,num_gpus\na,1,1,1\n", {"t.csv:1", "field 'Submit_Time'", "named 'submit_time'"}},
   };
   for (const auto& c : cases) {
     const std::string message = error_of(c.text);

@@ -206,6 +206,10 @@ TEST(PhillyReader, ErrorsNameFilePositionAndField) {
       {one_job(when, "\"none\""), {"t.json:3:", "field 'attempts'", "value 'none'", "must be a list of attempts"}},
       {one_job(when, list({attempt(start, end, "[{\"ip\": \"m\", \"gpus\": [\"gpu0\", 1]}]")})),
        {"t.json:3:", "field 'attempts[0].detail[0].gpus[1]'", "value '1'", "must be a GPU id string"}},
+      // A repeated key (nlohmann keeps the last, other readers the first) and a GPU listed twice.
+      {one_job(when, kGoodAttempts, "\"a\", \"jobid\": \"b\""), {"t.json:2:", "field 'jobid'", "appears twice in one object"}},
+      {one_job(when, list({attempt(start, end, "[{\"ip\": \"m\", \"gpus\": [\"gpu0\", \"gpu0\"]}]")})),
+       {"t.json:3:", "field 'attempts[0].detail[0].gpus[1]'", "value 'gpu0'", "names a GPU twice"}},
       {one_job(when, list({attempt(start, end, kOneGpu), attempt("7", end, kOneGpu)})),
        {"t.json:3:", "field 'attempts[1].start_time'", "value '7'"}},
       {one_job(when, list({attempt(start, end, "{\"ip\": \"m\"}")})),
@@ -445,6 +449,8 @@ TEST(PaiReader, ErrorsNameTheTableLineAndField) {
       {job, task + "j1,ps,one,Terminated,100,200,100,1,,\n", {"tasks.csv:2:", "field 'inst_num'", "value 'one'"}},
       {job, "j1,worker,1,Terminated,abc,200,100,1,100,T4\n", {"tasks.csv:1:", "field 'start_time'", "value 'abc'"}},
       {job, "j1,worker,1,Terminated,100,200,100,1,100\n", {"tasks.csv:1:", "has 9 columns, expected 10"}},
+      // The tables have no header row: the message must not speak of one.
+      {job, "j1,worker,1,Terminated,100,200,100,1,100,T4,x\n", {"tasks.csv:1:", "has 11 fields, more than the format's 10 columns"}},
       {job, "j1,worker,1,Terminated,100,200,100,1,-50,T4\n", {"tasks.csv:1:", "field 'plan_gpu'", "must be >= 0"}},
       {job, "j1,worker,-2,Terminated,100,200,100,1,50,T4\n", {"tasks.csv:1:", "field 'inst_num'", "'-2'"}},
       {job, "j1,worker,1,Terminated,300,200,100,1,100,T4\n",

@@ -26,7 +26,8 @@ bool detect_canonical(const std::string& first_line) { return header_has(first_l
 
 void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
   CsvRows rows(in, sink);
-  rows.read_header({"job_id", "submit_time", "duration", "num_gpus"});
+  rows.read_header({"job_id", "submit_time", "duration", "num_gpus"},
+                   {"vc", "gpu_type", "user", "num_cpus", "memory_mib", "requested_time", "status", "gpu_demand", "censored"});
   const int id = rows.column("job_id"), submit = rows.column("submit_time"), duration = rows.column("duration"),
             gpus = rows.column("num_gpus"), vc = rows.column("vc"), gpu_type = rows.column("gpu_type"),
             user = rows.column("user"), cpus = rows.column("num_cpus"), memory = rows.column("memory_mib"),

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "core/csv.h"
 #include "core/datetime.h"
 #include "core/error.h"
@@ -11,7 +14,7 @@ namespace rltune::trace {
 CsvRows::CsvRows(std::istream& in, RowSink& sink, char separator)
     : lines_(in, sink.file(), sink.options().max_line_bytes), sink_(sink), separator_(separator) {}
 
-void CsvRows::read_header(std::initializer_list<std::string_view> required) {
+void CsvRows::read_header(std::initializer_list<std::string_view> required, std::initializer_list<std::string_view> optional) {
   while (lines_.next(line_text_)) {
     if (line() == 1 && line_text_.starts_with("\xEF\xBB\xBF")) line_text_.remove_prefix(3);
     const auto trimmed = csv::trim(line_text_);
@@ -27,6 +30,16 @@ void CsvRows::read_header(std::initializer_list<std::string_view> required) {
         throw InputError::at(sink_.file(), line(), name, "", "appears twice in the header row");
       names_.push_back(name);
     }
+    const auto same_but_case = [](std::string_view a, std::string_view b) {
+      return a != b && a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+             });
+    };
+    for (const std::string& name : names_)
+      for (const auto& names : {required, optional})
+        for (const std::string_view known : names)
+          if (same_but_case(name, known) && column(known) < 0)
+            throw InputError::at(sink_.file(), line(), name, "", fmt::format("would be ignored: the column is named '{}'", known));
     for (const auto name : required)
       if (column(name) < 0)
         throw InputError::at(sink_.file(), line(), std::string(name), "", "is missing from the header row");
@@ -49,7 +62,8 @@ bool CsvRows::next(char comment) {
     ok_ = true;
     if (quote_open_) fail_row("has a quote (\") that is never closed");
     else if (!names_.empty() && fields_.size() > names_.size())
-      fail_row(fmt::format("has {} fields, more than the header row's {}", fields_.size(), names_.size()));
+      fail_row(fixed_ ? fmt::format("has {} fields, more than the format's {} columns", fields_.size(), names_.size())
+                      : fmt::format("has {} fields, more than the header row's {}", fields_.size(), names_.size()));
     return true;
   }
   return false;

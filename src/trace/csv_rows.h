@@ -24,9 +24,14 @@ class CsvRows {
 
   // Reads the header row (the first line that is not blank or a '#' comment; a UTF-8 byte-order mark is dropped) and requires
   // every name in `required`. Throws InputError naming the missing column.
-  void read_header(std::initializer_list<std::string_view> required);
+  // `optional`: the other columns the reader reads; a header name that differs from one of them (or from
+  // a required one) only in case is an error, since it would be ignored.
+  void read_header(std::initializer_list<std::string_view> required, std::initializer_list<std::string_view> optional = {});
   // For header-less files: the names of the fixed columns, used in messages.
-  void set_names(std::vector<std::string> names) { names_ = std::move(names); }
+  void set_names(std::vector<std::string> names) {
+    names_ = std::move(names);
+    fixed_ = true;
+  }
   // Index of a header column; -1 when absent.
   int column(std::string_view name) const;
 
@@ -64,6 +69,7 @@ class CsvRows {
   std::vector<std::string> names_;
   bool ok_ = true;
   bool quote_open_ = false;  // the last line split left a quote open
+  bool fixed_ = false;       // names_ come from set_names, not from a header row
 };
 
 }  // namespace rltune::trace

@@ -119,6 +119,11 @@ class PhillyHandler final : public nlohmann::json_sax<nlohmann::json> {
   bool binary(binary_t&) override { return scalar({Scalar::Kind::null, "(binary)"}); }  // never in JSON text
   bool key(string_t& name) override {
     key_ = std::move(name);
+    // nlohmann keeps the last of a repeated key, other readers the first: neither may be chosen silently.
+    if (std::vector<std::string>* seen = keys_seen()) {
+      if (std::find(seen->begin(), seen->end(), key_) != seen->end()) bad(field(), "", "appears twice in one object");
+      else seen->push_back(key_);
+    }
     return true;
   }
   bool start_object(std::size_t) override;
@@ -151,6 +156,8 @@ class PhillyHandler final : public nlohmann::json_sax<nlohmann::json> {
   // Reports a bad row for the current job, once per job; `detail` is added to the error only.
   void bad(const std::string& field, const std::string& value, const std::string& message,
            const std::string& detail = "");
+  // The keys read so far in the current job, attempt or detail object; nullptr elsewhere.
+  std::vector<std::string>* keys_seen();
   void begin_job();
   void end_attempt();
   void end_job();
@@ -166,7 +173,17 @@ class PhillyHandler final : public nlohmann::json_sax<nlohmann::json> {
   long job_index_ = 0;       // 1-based position of the current job in the array
   std::size_t details_ = 0;  // detail entries seen in the current attempt
   std::size_t gpu_ids_ = 0;  // ids seen in the current gpus list
+  std::vector<std::string> job_keys_, attempt_keys_, detail_keys_, gpu_names_;  // for repeats
 };
+
+std::vector<std::string>* PhillyHandler::keys_seen() {
+  switch (stack_.back()) {
+    case In::job: return &job_keys_;
+    case In::attempt: return &attempt_keys_;
+    case In::detail: return &detail_keys_;
+    default: return nullptr;
+  }
+}
 
 constexpr const char* kTimeExpectation = "a date string \"YYYY-MM-DD HH:MM:SS\", null or \"None\"";
 
@@ -236,6 +253,7 @@ void PhillyHandler::wrong_type(const std::string& value) {
 void PhillyHandler::begin_job() {
   ++job_index_;
   job_ = PendingJob{};
+  job_keys_.clear();
   job_.spec.source_line = position_.token_line;
 }
 
@@ -289,8 +307,14 @@ bool PhillyHandler::scalar(const Scalar& value) {
       if (!is_null) wrong_type(value.text);  // gpus: null = none; ip: ignored
       return true;
     case In::gpus:
-      if (is_string) ++attempt_.gpus;
-      else wrong_type(value.text);
+      if (!is_string) {
+        wrong_type(value.text);
+      } else if (std::find(gpu_names_.begin(), gpu_names_.end(), value.text) != gpu_names_.end()) {
+        bad(field(), value.text, "names a GPU twice");
+      } else {
+        ++attempt_.gpus;
+        gpu_names_.push_back(value.text);
+      }
       ++gpu_ids_;
       return true;
     case In::attempts:
@@ -314,9 +338,11 @@ bool PhillyHandler::start_object(std::size_t) {
     case In::attempts:
       attempt_ = Attempt{};
       details_ = 0;
+      attempt_keys_.clear();
       stack_.push_back(In::attempt);
       return true;
     case In::details:
+      detail_keys_.clear();
       stack_.push_back(In::detail);
       return true;
     default:
@@ -336,6 +362,7 @@ bool PhillyHandler::start_array(std::size_t) {
     stack_.push_back(In::details);
   } else if (where == In::detail && key_ == "gpus") {
     gpu_ids_ = 0;
+    gpu_names_.clear();
     stack_.push_back(In::gpus);
   } else {
     if (where == In::jobs) begin_job();
