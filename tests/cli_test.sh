@@ -385,7 +385,7 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios
-  expect 2 "fewer than --window-len" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
+  expect 2 "fewer than a window.s 256" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
   expect 2 "--split: later not in" -- evaluate --model "$TMP/run" --split later
   expect 2 "--baselines: fcfs is given twice" -- evaluate --model "$TMP/run" --baselines fcfs,sjf,fcfs
   expect 2 "no policy there" -- simulate --policy rl:"$TMP/nowhere"
