@@ -195,6 +195,8 @@ TEST(SwfReader, ReadsStandardWorkloadFormat) {
   EXPECT_EQ(t.jobs[0].vc, "2");
   EXPECT_EQ(t.jobs[0].status, "completed");
   EXPECT_EQ(t.jobs[1].gpus, 2);  // 3 requested processors x 0.5, rounded up
+  EXPECT_EQ(t.jobs[1].gpu_demand, 1.5);  // the fraction kept, as PAI and openb keep theirs
+  EXPECT_EQ(t.jobs[0].gpu_demand, -1);   // whole: none
   EXPECT_EQ(t.jobs[1].requested_time, -1);
   EXPECT_EQ(t.jobs[0].recorded_wait, 10);  // read as written, for the published multifactor
   EXPECT_EQ(t.jobs[1].recorded_wait, 5);
