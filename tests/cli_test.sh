@@ -441,6 +441,8 @@ expect 0 "wrote jobs.csv, summary.json and config.json" -- simulate --trace "$TM
 grep -q $'trace-\xEF\xBF\xBD.csv' "$TMP/not-utf8/config.json" || fail "config.json lacks the replaced file name"
 expect 2 "--out .*exp: holds the results of another command" -- simulate --out "$TMP/exp"
 expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
+mkdir -p "$TMP/not-object" && echo '[1]' > "$TMP/not-object/config.json"
+expect 2 "not-object/config.json: unreadable: not a JSON object" -- experiment --config "$TMP/exp.yaml" --out "$TMP/not-object" --quiet --resume
 # A changed config is refused, naming the first value that differs.
 sed 's/policies: \[fcfs, sjf,/policies: [fcfs, lcfs,/' "$TMP/exp.yaml" > "$TMP/exp-changed.yaml"
 expect 2 "written by a different config \('workloads/0/policies/1/.*' differs\)" \

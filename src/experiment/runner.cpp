@@ -493,6 +493,7 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
     } catch (const std::exception& e) {
       throw InputError(fmt::format("{}: unreadable: {}", (out / "config.json").string(), e.what()));
     }
+    if (!previous.is_object()) throw InputError(fmt::format("{}: unreadable: not a JSON object", (out / "config.json").string()));
     // The config file's own path may differ (./exp.yaml, another working folder); what it says may not.
     Json a = previous, b = Json::parse(json_text(effective));  // as written: bytes that are not UTF-8 replaced
     a.erase("config_file"), b.erase("config_file");
