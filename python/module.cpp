@@ -968,12 +968,22 @@ PYBIND11_MODULE(_core, m) {
           py::kw_only(), py::arg("seed") = py::none(), py::arg("options") = py::none())
       .def(
           "step",
-          [](Env& e, int action) {
-            return locked(e, [&] { e.step(action); }, [&] {
+          [](Env& e, const py::handle& given) {
+            // An integer (__index__), not a bool: 127.9 is not slot 127, and True is not slot 1.
+            const auto index = py::reinterpret_steal<py::object>(PyBool_Check(given.ptr()) ? nullptr : PyNumber_Index(given.ptr()));
+            int overflow = 0;
+            const long long action = index ? PyLong_AsLongLongAndOverflow(index.ptr(), &overflow) : 0;
+            if (!index) {
+              PyErr_Clear();
+              throw py::type_error(fmt::format("action {}: expected an integer (a slot, or SKIP)", py::repr(given).cast<std::string>()));
+            }
+            if (overflow != 0 || action < 0 || action >= e.actions())
+              throw InputError(fmt::format("action {}: must be in [0, {})", py::str(index).cast<std::string>(), e.actions()));
+            return locked(e, [&] { e.step(static_cast<int>(action)); }, [&] {
               return py::make_tuple(observation_array(e), e.reward(), e.done(), false, step_info(e));
             });
           },
-          py::arg("action").noconvert())  // an integer (__index__): 127.9 is not slot 127
+          py::arg("action"))
       .def(
           "_play",
           [](Env& e, int episodes, bool random, std::uint64_t seed) {

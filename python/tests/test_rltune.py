@@ -257,6 +257,11 @@ def test_bad_input_never_crashes(tmp_path):
         env.step(illegal)
     with pytest.raises(ValueError, match="must be in"):
         env.step(rltune.SLOTS)
+    for not_an_action in (True, 0.0, "0", None, np.array([0])):
+        with pytest.raises(TypeError, match="expected an integer"):
+            env.step(not_an_action)
+    with pytest.raises(ValueError, match="action 1180591620717411303424: must be in"):
+        env.step(2**70)
     with pytest.raises(ValueError, match="window_len"):
         rltune.Env(generated={"jobs": 50}, window_len=64)
     with pytest.raises(ValueError, match="^window_len 0: must be between 1 and"):
