@@ -300,6 +300,7 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 3 ] || fail "the resumed run should have two epochs"
   expect 2 "settings differ" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 3 --trajs 5 \
     --quiet --resume --out "$TMP/run"
+  expect 2 "is at epoch 2, past --epochs 1" -- train --resume --out "$TMP/run" --epochs 1 --quiet
   # The run folder alone resumes with the run's own arguments; --epochs (and --threads) may change.
   expect 0 "epoch 3" -- train --resume --out "$TMP/run" --epochs 3 --quiet
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 4 ] || fail "the short resume should add a third epoch"
@@ -336,6 +337,12 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   # The whole test split (jobs 2550..3000 of 3000) as one window, warmed by the 100 jobs before it.
   expect 0 "windows  1 x 450 jobs from the test split \(jobs 2550\.\.3000\) after up to 100 warm-up jobs" -- evaluate \
     --model "$TMP/run" --cluster helios --sample-jobs 3000 --window all --warmup 100 --baselines fcfs
+  # Windows over the jobs it trained on (the same workload's first 70%) are said to be so.
+  expect 0 "3 of the 3 windows hold jobs the model was trained on \(jobs 0\.\.2100 of this workload" -- evaluate \
+    --model "$TMP/run" --cluster helios --sample-jobs 3000 --split train --windows 3 --window-len 64 --baselines fcfs
+  "$RLTUNE" evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 3 --window-len 64 --baselines fcfs 2>&1 \
+    | grep -q "trained on (jobs" && fail "evaluate warned about test windows the model never saw"
+  expect 2 "--baselines: names no heuristic" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --baselines ,
   expect 2 "only 'all'" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --window 0:100
   expect 2 "excludes" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 --window all --windows 3
   expect 0 "rl:" -- simulate --policy fcfs,rl:"$TMP/run" --sample-jobs 300
@@ -384,6 +391,19 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 0 "wrote .*skip.pt" -- export --model "$TMP/run-skip" --torchscript "$TMP/skip.pt"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
+  # The export must not replace the policy or a checkpoint of its run.
+  cp -r "$TMP/run" "$TMP/run-copy"
+  expect 2 "--torchscript .*best.json: is .*best.json, which the export would replace" -- export --model "$TMP/run-copy" \
+    --torchscript "$TMP/run-copy/best.json"
+  expect 2 "which the export would replace" -- export --model "$TMP/run-copy/policy.json" --torchscript "$TMP/run-copy/./model.pt"
+  # A resume needs a checkpoint (not, say, an export) and the best epoch's files.
+  cp "$TMP/policy.pt" "$TMP/run-copy/model.pt"
+  expect 2 "model.pt is not an rltune checkpoint" -- train --resume --out "$TMP/run-copy" --epochs 4 --quiet
+  cp "$TMP/run/model.pt" "$TMP/run-copy/model.pt" && rm "$TMP/run-copy/best.pt"
+  expect 2 "best.pt is missing" -- train --resume --out "$TMP/run-copy" --epochs 4 --quiet
+  # Options that would do nothing: as simulate and evaluate refuse them.
+  expect 2 "--mf-age-weight applies only to the multifactor policy" -- train --cluster helios --mf-age-weight 5 --out "$TMP/run-bad"
+  expect 2 "--imitation-lr needs --imitate N" -- train --cluster helios --imitation-lr 0.01 --out "$TMP/run-bad"
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios
   expect 2 "fewer than a window.s 256" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
   expect 2 "--split: later not in" -- evaluate --model "$TMP/run" --split later

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -38,6 +39,21 @@ struct EvaluateArgs {
 // The metrics of evaluation.json's improvements, in its order.
 constexpr const char* kImproved[] = {"avg_wait_s", "p95_wait_s", "avg_jct_s", "p95_jct_s", "avg_bsld", "p95_bsld", "gpu_utilization"};
 
+// Windows that reach into the jobs the model was trained on (the same workload, before its training
+// split's end) measure what it saw, not how it does on unseen data: said, with how many.
+void warn_if_seen(const rl::PolicyFile& model, const trace::Trace& trace, const experiment::LoadedWorkload& loaded) {
+  if (!model.trained_on) return;
+  std::error_code ec;
+  const std::string& trained = model.trained_on->trace;
+  if (trained != trace.source && !std::filesystem::equivalent(trained, trace.source, ec)) return;
+  const auto train_end = static_cast<std::size_t>(std::floor(model.trained_on->train_split * static_cast<double>(trace.jobs.size())));
+  const auto seen = std::ranges::count_if(loaded.starts, [&](std::size_t start) { return start < train_end; });
+  if (seen > 0)
+    spdlog::warn("{} of the {} windows hold jobs the model was trained on (jobs 0..{} of this workload, its train_split {}): "
+                 "they do not measure unseen data; evaluate the test split with the model's --train-split",
+                 seen, loaded.starts.size(), train_end, model.trained_on->train_split);
+}
+
 int run_evaluate(const EvaluateArgs& a) {
   experiment::Models models;
   const rl::PolicyFile& model = models.emplace(a.model, rl::load_policy(a.model)).first->second;
@@ -55,6 +71,7 @@ int run_evaluate(const EvaluateArgs& a) {
       if (before.label == name) throw InputError(fmt::format("--baselines: {} is given twice", name));
     workload.policies.push_back({name, a.profile.profile(name), engine_options, ""});
   }
+  if (workload.policies.empty()) throw InputError("--baselines: names no heuristic to compare the model with");
   policy::ProfileOptions rl_profile = a.profile.profile("fcfs");
   rl_profile.priority = (a.sample ? "rl-sampled:" : "rl:") + a.model;
   rl_profile.priority_options.seed = a.trace.sample_seed;
@@ -71,6 +88,7 @@ int run_evaluate(const EvaluateArgs& a) {
   }
   const cluster::ClusterSpec& cluster = loaded.cluster;
   const trace::Trace& trace = loaded.trace;
+  warn_if_seen(model, trace, loaded);
   const auto [first, last] = sim::split_range(trace.jobs.size(), a.window.train_split, workload.windows.split);
   std::cout << fmt::format("model    {} (epoch {}, baseline {}, features {}, trained on {})\n", a.model, model.epoch,
                            model.baseline, rl::to_string(model.observation.features), model.score);

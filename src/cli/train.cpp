@@ -246,7 +246,8 @@ Command add_train(CLI::App& app) {
       ->type_name("FILE");
   sub->add_flag("--quiet", args->quiet, "No progress bar or progress lines");
   return {sub, [args, sub] {
-            args->profile.check(*sub);
+            args->profile.check(*sub, {args->baseline});  // the baseline is the policy the settings would apply to
+            if (sub->count("--imitation-lr") > 0 && args->options.imitation_epochs == 0) throw InputError("--imitation-lr needs --imitate N");
             return run_train(*args);
           }};
 }
@@ -258,6 +259,16 @@ Command add_export(CLI::App& app) {
   sub->add_option("--model", *model, "Training run directory (its best.json) or a policy .json file")->required();
   sub->add_option("--torchscript", *out, "Output file (forward(obs [B,128,F], mask [B,128]) -> logits [B,128])")->required();
   return {sub, [model, out] {
+            // Written over the policy or a file of its training run (a checkpoint), the export would destroy it.
+            const std::filesystem::path given(*model);
+            const std::filesystem::path run = std::filesystem::is_directory(given) ? given : given.parent_path();
+            std::vector<std::filesystem::path> kept{given};
+            for (const char* file : {"model.pt", "best.pt", "best.json", "policy.json", "config.json", "progress.csv"}) kept.push_back(run / file);
+            for (const std::filesystem::path& file : kept) {
+              std::error_code ec;
+              if (std::filesystem::equivalent(*out, file, ec))
+                throw InputError(fmt::format("--torchscript {}: is {}, which the export would replace; write it elsewhere", *out, file.string()));
+            }
             const rl::PolicyFile policy = rl::load_policy(*model);
             auto learner = rl::make_ppo_learner(policy.net.arch, policy.net.features, policy.net.skip, {}, 0, 1);
             learner->set_policy(policy.net);

@@ -198,7 +198,10 @@ PolicyFile load_policy(const std::string& path) {
   if (const fs::path config = file.parent_path() / "config.json"; fs::is_regular_file(config)) {
     f.files.push_back(config.string());
     try {
-      f.regime = parse_regime(read_json_file(config));
+      const nlohmann::json j = read_json_file(config);
+      f.regime = parse_regime(j);
+      if (j.contains("trace") && j["trace"].is_string() && j.contains("options") && j["options"].contains("train_split"))
+        f.trained_on = PolicyFile::TrainedOn{j["trace"].get<std::string>(), j["options"]["train_split"].get<double>()};
     } catch (const std::exception& e) {  // InputError from the names, json errors from missing keys
       throw InputError(fmt::format("{}: the model's training config is unreadable: {}", config.string(), e.what()));
     }
@@ -314,7 +317,15 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
       throw InputError(fmt::format("--resume: the settings differ from the run in {} (first difference at {}); "
                                    "resume with the same arguments (only --epochs and --threads may change)",
                                    o.out, patch[0].value("path", "?")));
-    const nlohmann::json state = learner.load((dir / "model.pt").string());
+    nlohmann::json state;
+    try {
+      state = learner.load((dir / "model.pt").string());
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {  // LibTorch's own errors, for a file that is TorchScript or another archive
+      const std::string what = e.what();
+      throw InputError(fmt::format("--resume: {}/model.pt is not an rltune checkpoint ({})", o.out, what.substr(0, what.find('\n'))));
+    }
     start.first_epoch = state.at("epoch").get<int>();
     start.best_validation = state.at("best_validation").get<double>();
     start.wall_before = state.at("wall_s").get<double>();
@@ -322,6 +333,11 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
     if (static_cast<int>(start.records.size()) != start.first_epoch)
       throw InputError(fmt::format("--resume: {}/progress.csv has {} rows, model.pt is at epoch {}", o.out, start.records.size(),
                                    start.first_epoch));
+    if (o.epochs < start.first_epoch)
+      throw InputError(fmt::format("--resume: {} is at epoch {}, past --epochs {}; ask for more epochs", o.out, start.first_epoch, o.epochs));
+    for (const char* best : {"best.pt", "best.json"})  // the best epoch's model: without it the run would end on another
+      if (start.first_epoch > 0 && !fs::exists(dir / best))
+        throw InputError(fmt::format("--resume: {}/{} is missing (the best epoch's model); the run cannot go on from model.pt alone", o.out, best));
     spdlog::info("resuming {} at epoch {} of {}", o.out, start.first_epoch, o.epochs);
   } else {
     if (fs::exists(dir / "model.pt"))

@@ -93,6 +93,13 @@ struct PolicyFile {
   std::string path;                // where it was loaded from ("" when parsed from memory)
   std::vector<std::string> files;  // the files read: the policy file, and the config.json beside it if any
   std::optional<Regime> regime;  // from the config.json beside it, when there is one
+  // What it was trained on, from that config.json: the trace's source ("generated(...)" or the file
+  // as given) and the share of its jobs, from the first, that training windows came from.
+  struct TrainedOn {
+    std::string trace;
+    double train_split = 0;
+  };
+  std::optional<TrainedOn> trained_on;
 };
 PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where);  // InputError when malformed
 // Loads DIR/best.json (else DIR/policy.json), or the file itself when `path` is a file, with the regime
