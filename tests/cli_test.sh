@@ -486,6 +486,11 @@ if command -v gnuplot >/dev/null; then
   grep -q "<svg\|data:image/svg" "$TMP/exp/report.html" || fail "report.html has no figure"
 fi
 expect 2 "not an experiment folder" -- report "$TMP"
+# An edited config.json that lacks a key the report reads: a clear error, and no figure drawn first.
+mkdir -p "$TMP/exp-edited" && cp "$TMP/exp"/*.csv "$TMP/exp-edited/"
+sed 's/"seed": [0-9]*,//' "$TMP/exp/config.json" > "$TMP/exp-edited/config.json"
+expect 2 "exp-edited/config.json: unreadable experiment config: .*seed" -- report "$TMP/exp-edited"
+[ -e "$TMP/exp-edited/figures" ] && fail "report drew figures before finding config.json unreadable"
 # The shipped comparison runs whole: every model it names loads and every run completes.
 expect 0 "1800 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet

@@ -639,8 +639,6 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   Json config;
   try {
     config = Json::parse(read_text(dir / "config.json"));
-    workloads(config);
-    baselines(config);
   } catch (const InputError&) {
     throw InputError(dir_text + ": not an experiment folder (no config.json; run `rltune experiment` first)");
   } catch (const std::exception& e) {
@@ -651,7 +649,22 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   const CsvTable cdf = CsvTable::read((dir / "cdf.csv").string());
   const CsvTable series = CsvTable::read((dir / "timeseries.csv").string());
   const SummaryIndex summary(summary_csv);
-  const auto infos = workloads(config);
+  // Everything the report reads from config.json, read before any figure is drawn: an edited file
+  // that lacks a key fails here, with nothing written.
+  std::vector<WorkloadInfo> infos;
+  std::vector<Section> sections;
+  std::string md;
+  try {
+    infos = workloads(config);
+    baselines(config);
+    sections = summary_sections(config, summary_csv);
+    md = intro_markdown(config);
+    html_page(config, "");
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: unreadable experiment config: {}", (dir / "config.json").string(), e.what()));
+  }
 
   Script script;
   std::vector<std::vector<std::string>> figures_of(infos.size());
@@ -669,8 +682,6 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   std::map<std::string, const Figure*> by_name;
   for (const Figure& f : script.figures) by_name[f.name] = &f;
 
-  const auto sections = summary_sections(config, summary_csv);
-  std::string md = intro_markdown(config);
   std::string body;
   for (std::size_t i = 0; i < sections.size(); ++i) {
     md += "\n## " + sections[i].heading + "\n";
