@@ -200,6 +200,11 @@ TEST(PolicyNet, FileRoundTripIsExactAndBadFilesAreRefused) {
   j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
   j["version"] = 2;
   EXPECT_NE(error(j).find("version 2 (this rltune reads version 1)"), std::string::npos) << error(j);
+  j["version"] = 1.5;  // not read as 1
+  EXPECT_NE(error(j).find("version 1.5 (this rltune reads version 1)"), std::string::npos) << error(j);
+  j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j["score"] = "nonsense";
+  EXPECT_NE(error(j).find("unknown score 'nonsense'"), std::string::npos) << error(j);
   j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
   j["network"]["layers"][0]["weight"][3] = 1e30;
   EXPECT_NE(error(j).find("layer 0 has a weight of"), std::string::npos) << error(j);
@@ -241,6 +246,21 @@ TEST(PolicyFile, RegimeFromTheRunConfigAndAWarningWhenRunUnderOtherRules) {
   EXPECT_FALSE(parse_regime({{"command", "simulate"}, {"blocking", "pool"}}));  // not a training run's config
   write_file(dir.path + "/config.json", R"({"command": "train", "blocking": "sideways"})");
   EXPECT_THROW(load_policy(dir.path), InputError);
+  // A policy file that says otherwise than its run (edited, or copied from another run) is refused.
+  config["options"] = {{"baseline", o.baseline}, {"features", to_string(o.observation.features)}, {"commit", o.commit}, {"skip", false}};
+  write_file(dir.path + "/config.json", config.dump());
+  EXPECT_NO_THROW(load_policy(dir.path));
+  config["options"]["baseline"] = "sjf";
+  config["options"]["skip"] = true;
+  write_file(dir.path + "/config.json", config.dump());
+  try {
+    load_policy(dir.path);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("disagrees with its run's config.json on baseline \"fcfs\" (run: \"sjf\"), skip false (run: true)"),
+              std::string::npos) << e.what();
+  }
+  config.erase("options");
   write_file(dir.path + "/config.json", config.dump());
 
   std::ostringstream log;

@@ -113,11 +113,13 @@ nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoc
 PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) {
   try {
     if (j.value("format", "") != "rltune-policy") throw InputError(where + ": not an rltune policy file");
-    if (const auto version = j.value("version", -1); version != 1)
-      throw InputError(fmt::format("{}: policy file version {} (this rltune reads version 1)", where, version));
+    // Compared as JSON: 1.5 would convert to 1.
+    if (const nlohmann::json version = j.value("version", nlohmann::json(-1)); version != 1 || !version.is_number_integer())
+      throw InputError(fmt::format("{}: policy file version {} (this rltune reads version 1)", where, version.dump()));
     PolicyFile f;
     f.baseline = j.at("baseline").get<std::string>();
     f.score = j.at("score").get<std::string>();
+    parse_score(f.score);  // InputError for a score no run trains on
     // Read as doubles and checked before any conversion, so that 1e300 is an error, not an undefined cast.
     const double epoch = j.at("epoch").get<double>();
     if (!(epoch >= 0 && epoch <= 1e9 && epoch == std::floor(epoch)))
@@ -127,7 +129,7 @@ PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) 
     f.observation.features = parse_feature_set(o.at("features").get<std::string>());
     const auto scale = [&](const char* key) {
       const double v = o.at(key).get<double>();
-      if (!(v > 0 && v <= 1e12)) throw InputError(fmt::format("observation.{} {} is not between 0 and 1e12", key, v));
+      if (!(v > 0 && v <= 1e12)) throw InputError(fmt::format("observation.{} {}: must be above 0 and at most 1e12", key, v));
       return v;
     };
     f.observation.wait_scale_s = scale("wait_scale_s");
@@ -187,6 +189,25 @@ nlohmann::json read_json_file(const fs::path& file) {
 
 }  // namespace
 
+namespace {
+// The policy file's own settings against its run's config.json (keys an older run did not record are
+// skipped): they differ only when the file was edited or copied from another run, and the model would
+// then observe or act otherwise than it learned.
+void check_matches_run(const PolicyFile& f, const nlohmann::json& config, const fs::path& file) {
+  if (!config.is_object() || config.value("command", "") != "train" || !config.contains("options")) return;
+  const nlohmann::json& o = config.at("options");
+  const std::pair<const char*, nlohmann::json> own[] = {
+      {"baseline", f.baseline}, {"score", f.score}, {"features", to_string(f.observation.features)},
+      {"arch", to_string(f.net.arch)}, {"skip", f.net.skip}, {"commit", f.commit}};
+  std::vector<std::string> differences;
+  for (const auto& [key, value] : own)
+    if (o.contains(key) && o.at(key) != value) differences.push_back(fmt::format("{} {} (run: {})", key, value.dump(), o.at(key).dump()));
+  if (!differences.empty())
+    throw InputError(fmt::format("{}: disagrees with its run's config.json on {}: edited, or from another run", file.string(),
+                                 fmt::join(differences, ", ")));
+}
+}  // namespace
+
 PolicyFile load_policy(const std::string& path) {
   fs::path file = path;
   if (fs::is_directory(file)) file = fs::exists(file / "best.json") ? file / "best.json" : file / "policy.json";
@@ -202,7 +223,10 @@ PolicyFile load_policy(const std::string& path) {
       f.regime = parse_regime(j);
       if (j.contains("trace") && j["trace"].is_string() && j.contains("options") && j["options"].contains("train_split"))
         f.trained_on = PolicyFile::TrainedOn{j["trace"].get<std::string>(), j["options"]["train_split"].get<double>()};
-    } catch (const std::exception& e) {  // InputError from the names, json errors from missing keys
+      check_matches_run(f, j, file);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {  // json errors from missing keys
       throw InputError(fmt::format("{}: the model's training config is unreadable: {}", config.string(), e.what()));
     }
   }
