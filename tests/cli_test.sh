@@ -326,6 +326,9 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
     --baselines fcfs,sjf 2>&1) || fail "evaluate prints no improvement over sjf"
   grep -q '"improvement"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks the improvement"
   grep -q '"avg_bsld_pct"' "$TMP/eval/evaluation.json" || fail "evaluation.json lacks avg_bsld_pct"
+  # config.json beside it says how the comparison ran.
+  grep -q '"command": "evaluate"' "$TMP/eval/config.json" && grep -q '"placement": "greedy"' "$TMP/eval/config.json" \
+    && grep -q '"policies": \[' "$TMP/eval/config.json" || fail "evaluate's config.json: $(cat "$TMP/eval/config.json")"
   # --semantics helios: the baselines and the model run under HeliosArtifact's rules; train's baseline too.
   expect 0 "placement consolidate; semantics helios" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 \
     --windows 2 --window-len 64 --baselines fcfs,sjf --semantics helios --out "$TMP/eval-helios/"

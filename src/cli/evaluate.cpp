@@ -150,7 +150,26 @@ int run_evaluate(const EvaluateArgs& a) {
     if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", a.out, ec.message()));
     const std::string file = (std::filesystem::path(a.out) / "evaluation.json").string();
     report::write_file(file, json_text(evaluation, 2) + "\n");
-    std::cout << fmt::format("\nwrote {}\n", file);
+    // How the comparison was run (placement, runtimes, sampling, windows), as simulate's config.json says it.
+    report::Json config;
+    config["command"] = "evaluate";
+    config["cluster"] = cluster.source;
+    config["trace"] = trace.source;
+    config["format"] = trace.format;
+    a.trace.describe(config, cluster, trace);
+    config["model"] = a.model;
+    config["policy"] = rl_profile.priority;
+    a.profile.describe(config, rl_profile);
+    report::Json labels = report::Json::array(), starts = report::Json::array();
+    for (const auto& p : policies) labels.push_back(p.label);
+    for (const auto& window : runs) starts.push_back(window[0].window);
+    config["policies"] = labels;
+    config["windows"] = starts;
+    config["split"] = a.split;
+    config["train_split"] = a.window.train_split;
+    if (a.window.warmup > 0) config["warmup"] = a.window.warmup;
+    report::write_file((std::filesystem::path(a.out) / "config.json").string(), json_text(config, 2) + "\n");
+    std::cout << fmt::format("\nwrote {} and config.json\n", file);
   }
   return 0;
 }
