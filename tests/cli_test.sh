@@ -494,6 +494,8 @@ mkdir -p "$TMP/exp-edited" && cp "$TMP/exp"/*.csv "$TMP/exp-edited/"
 sed 's/"seed": [0-9]*,//' "$TMP/exp/config.json" > "$TMP/exp-edited/config.json"
 expect 2 "exp-edited/config.json: unreadable experiment config: .*seed" -- report "$TMP/exp-edited"
 [ -e "$TMP/exp-edited/figures" ] && fail "report drew figures before finding config.json unreadable"
+mkdir -p "$TMP/exp-cut" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-cut/" && head -5 "$TMP/exp/runs.csv" > "$TMP/exp-cut/runs.csv"
+expect 2 "exp-cut/runs.csv: holds 4 runs where config.json describes 12" -- report "$TMP/exp-cut"
 # The shipped comparison runs whole: every model it names loads and every run completes.
 expect 0 "1800 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet

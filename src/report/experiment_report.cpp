@@ -654,8 +654,11 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   std::vector<WorkloadInfo> infos;
   std::vector<Section> sections;
   std::string md;
+  std::size_t runs_expected = 0;  // workloads x policies x windows
   try {
     infos = workloads(config);
+    for (const auto& w : config.at("workloads"))
+      runs_expected += w.at("policies").size() * (w.at("windows").at("length").is_string() ? 1 : w.at("windows").at("count").get<std::size_t>());
     baselines(config);
     sections = summary_sections(config, summary_csv);
     md = intro_markdown(config);
@@ -665,6 +668,11 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   } catch (const std::exception& e) {
     throw InputError(fmt::format("{}: unreadable experiment config: {}", (dir / "config.json").string(), e.what()));
   }
+  // The experiment writes every run's row at its end; a shorter file was cut or edited, and its boxes would look complete.
+  if (runs.rows.size() != runs_expected)
+    throw InputError(fmt::format("{}: holds {} runs where config.json describes {} (workloads x policies x windows): it was cut or "
+                                 "edited; `rltune experiment --resume` with the same config writes it again",
+                                 runs.source, runs.rows.size(), runs_expected));
 
   Script script;
   std::vector<std::vector<std::string>> figures_of(infos.size());
