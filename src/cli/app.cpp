@@ -103,8 +103,8 @@ int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& ad
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
+  } catch (const CLI::ParseError& e) {  // as every other input error is said
+    std::cerr << "rltune: error: " << e.what() << "\nRun with --help for more information.\n";
     return 2;
   }
   const Comm* comm = &single_process();
