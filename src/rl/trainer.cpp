@@ -218,17 +218,18 @@ PolicyFile load_policy(const std::string& path) {
   f.files = {file.string()};
   if (const fs::path config = file.parent_path() / "config.json"; fs::is_regular_file(config)) {
     f.files.push_back(config.string());
+    nlohmann::json j;
     try {
-      const nlohmann::json j = read_json_file(config);
+      j = read_json_file(config);
       f.regime = parse_regime(j);
       if (j.contains("trace") && j["trace"].is_string() && j.contains("options") && j["options"].contains("train_split"))
         f.trained_on = PolicyFile::TrainedOn{j["trace"].get<std::string>(), j["options"]["train_split"].get<double>()};
-      check_matches_run(f, j, file);
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {  // json errors from missing keys
-      throw InputError(fmt::format("{}: the model's training config is unreadable: {}", config.string(), e.what()));
+    } catch (const std::exception& e) {  // InputError from the names, json errors from missing keys
+      std::string why = e.what();
+      if (why.starts_with(config.string() + ": ")) why.erase(0, config.string().size() + 2);  // named once
+      throw InputError(fmt::format("{}: the model's training config is unreadable: {}", config.string(), why));
     }
+    check_matches_run(f, j, file);
   }
   return f;
 }
