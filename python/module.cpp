@@ -123,7 +123,7 @@ void take(const py::handle& value, const std::string& key, T& into) {
   if constexpr (std::is_same_v<T, bool>) {
     if (!py::isinstance<py::bool_>(value) && !py::isinstance(value, py::module_::import("numpy").attr("bool_"))) refuse();
   } else if constexpr (std::is_integral_v<T>) {
-    if (!PyIndex_Check(value.ptr())) refuse();
+    if (!PyIndex_Check(value.ptr()) || PyBool_Check(value.ptr())) refuse();  // True is not 1 here
   }
   try {
     into = value.cast<T>();

@@ -262,6 +262,10 @@ def test_bad_input_never_crashes(tmp_path):
             env.step(not_an_action)
     with pytest.raises(ValueError, match="action 1180591620717411303424: must be in"):
         env.step(2**70)
+    with pytest.raises(ValueError, match="options\\['start'\\]: True is not a valid value"):
+        env.reset(options={"start": True})
+    with pytest.raises(ValueError, match="window_len: True is not a valid value"):
+        rltune.Env(generated=SMALL, window_len=True)
     with pytest.raises(ValueError, match="window_len"):
         rltune.Env(generated={"jobs": 50}, window_len=64)
     with pytest.raises(ValueError, match="^window_len 0: must be between 1 and"):
