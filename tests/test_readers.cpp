@@ -58,6 +58,14 @@ TEST(CanonicalReader, AcceptsAUtf8ByteOrderMark) {
 }
 
 // A negative duration is the engine's to reject (DESIGN.md); rounding -0.4 to 0 would make it a valid job.
+// What the readers of PAI, openb and SWF write reads back: a tiny demand on 1 GPU, one a rounding away
+// from a whole number.
+TEST(CanonicalReader, ADemandRoundedUpAsTheReadersRoundItReadsBack) {
+  const Trace t = read("job_id,submit_time,duration,num_gpus,gpu_demand\na,1,1,1,1e-7\nb,1,1,1,1.0000004\nc,1,1,2,1.0000004\n"
+                       "d,1,1,3,2.5\ne,1,1,0,0\n");
+  EXPECT_EQ(t.jobs.size(), 5u);
+}
+
 TEST(CanonicalReader, ANegativeDurationStaysNegativeWhenRounded) {
   const Trace t = read("job_id,submit_time,duration,num_gpus\na,1,-0.4,1\nb,1,-0,1\nc,1,0.4,1\n");
   ASSERT_EQ(t.jobs.size(), 3u);
@@ -107,6 +115,7 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       {header + "a,-0.5,1,1\n", {"t.csv:2", "submit_time", "'-0.5'", ">= 0"}},  // the text, not its rounding (-1)
       {"job_id,submit_time,duration,num_gpus,gpu_demand\na,1,1,1,6.5\n", {"t.csv:2", "gpu_demand", "'6.5'", "round up to num_gpus 1"}},
       {"job_id,submit_time,duration,num_gpus,gpu_demand\na,1,1,8,0.25\n", {"t.csv:2", "gpu_demand", "'0.25'", "round up to num_gpus 8"}},
+      {"job_id,submit_time,duration,num_gpus,gpu_demand\na,1,1,0,0.25\n", {"t.csv:2", "gpu_demand", "'0.25'", "round up to num_gpus 0"}},
       // -1 means unknown; -1.4 must not round into it, nor 1.5 CPUs into 2.
       {"job_id,submit_time,duration,num_gpus,num_cpus\na,1,1,1,-1.4\n", {"t.csv:2", "num_cpus", "'-1.4'", "-1 or empty: unknown"}},
       {"job_id,submit_time,duration,num_gpus,num_cpus\na,1,1,1,1.5\n", {"t.csv:2", "num_cpus", "'1.5'", "whole number of CPUs"}},

@@ -3,6 +3,9 @@
 // censored; other columns are ignored.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/csv.h"
 #include "trace/csv_rows.h"
 #include "trace/formats.h"
@@ -54,8 +57,13 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     const auto unknown_or_at_least_0 = [&](int column) { const auto v = value(column); return !v || *v >= 0 || *v == -1; };
     if (negative(submit)) rows.fail(submit, rows.text(submit), "must be >= 0");
     if (negative(duration) && *d == 0) d = -1;  // still negative, so rejected at admission as DESIGN.md says
-    // num_gpus is what the job holds: its demand rounded up (so the readers of PAI and openb write it).
-    if (*f >= 0 && !(*g >= *f - 1e-6 && *g < *f + 1 - 1e-6))
+    // num_gpus is what the job holds: its demand rounded up, as the PAI, openb and SWF readers round it
+    // (at least 1 GPU for any demand, within 1e-6 of a whole number as that number).
+    const auto rounds_up = [](double demand, double count) {
+      const double low = std::max(demand > 0 ? 1.0 : 0.0, std::ceil(demand - 1e-6));
+      return count >= low && count <= std::max(low, std::ceil(demand));
+    };
+    if (*f >= 0 && !rounds_up(*f, static_cast<double>(*g)))
       rows.fail(demand, rows.text(demand), fmt::format("does not round up to num_gpus {}, which must be the demand rounded up", *g));
     if (*c > 1'000'000 || !unknown_or_at_least_0(cpus)) rows.fail(cpus, rows.text(cpus), "must be between 0 and 1e6 (-1 or empty: unknown)");
     if (const auto v = value(cpus); v && *v != static_cast<double>(*c)) rows.fail(cpus, rows.text(cpus), "must be a whole number of CPUs");
