@@ -187,6 +187,14 @@ TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {
     const std::string e = config_error("policies: [{priority: sjf, multifactor: {age_weight: 7}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
     EXPECT_NE(e.find("'policies[0].multifactor': applies only to the multifactor policy"), std::string::npos) << e;
   }
+  {
+    const std::string e = config_error("defaults: {milp: {gamma: 2}}\npolicies: [fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("'defaults.milp': applies only to placement milp, and no policy places with it"), std::string::npos) << e;
+  }
+  {
+    const std::string e = config_error("defaults: {multifactor: {age_weight: 5}}\npolicies: [fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
+    EXPECT_NE(e.find("'defaults.multifactor': applies only to the multifactor policy"), std::string::npos) << e;
+  }
   {  // as the CLI: a setting that would be ignored is an error
     const std::string e = config_error("policies: [{priority: sjf, milp: {alpha: 5}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
     EXPECT_NE(e.find("'policies[0].milp': applies only to placement milp (placement is greedy)"), std::string::npos) << e;
@@ -540,6 +548,7 @@ TEST(ExperimentConfig, EachChoiceIsOneSettingInYamlAndTheCli) {
                                                    : fmt::format("{}: {{{}: {}}}", key.substr(0, dot), key.substr(dot + 1), value);
     if (key == "runtime_model") setting += ", runtime: predicted:learned";  // it applies only there
     if (key == "backfill_limits") setting += ", backfill: true";            // it plans backfilling
+    if (key == "milp.model") setting += ", placement: milp";                // it applies only there
     return fmt::format("defaults: {{{}}}\npolicies: [multifactor]\nworkloads: [{{cluster: helios, trace: {{generate: {{}}}}}}]\n", setting);
   };
   for (const experiment::ChoiceSetting& c : experiment::choice_settings()) {
@@ -549,6 +558,7 @@ TEST(ExperimentConfig, EachChoiceIsOneSettingInYamlAndTheCli) {
     experiment::ProfileSettings settings;
     if (std::string_view(c.key) == "runtime_model") settings.runtime = "predicted:learned";
     if (std::string_view(c.key) == "backfill_limits") settings.backfill = true;
+    if (std::string_view(c.key) == "milp.model") settings.placement = "milp";
     std::visit([&](auto field) {
       if constexpr (std::is_same_v<decltype(field), bool experiment::ProfileSettings::*>) settings.*field = value == "true";
       else settings.*field = value;

@@ -459,6 +459,19 @@ Config parse_config(const std::string& yaml, const std::string& file) {
 
   c.baselines = parse_baselines(p, root, c);
 
+  // As on a policy entry, a defaults block no policy reads would be ignored.
+  if (const YAML::Node d = root["defaults"]) {
+    bool milp = false, multifactor = false;
+    for (const Workload& w : c.workloads)
+      for (const PolicySpec& s : w.policies) {
+        milp = milp || s.profile.placement == "milp";
+        multifactor = multifactor || policy::may_use_multifactor(s.profile.priority);
+      }
+    if (d["milp"] && !milp) check.fail(d["milp"], "defaults.milp", "applies only to placement milp, and no policy places with it");
+    if (d["multifactor"] && !multifactor)
+      check.fail(d["multifactor"], "defaults.multifactor", "applies only to the multifactor policy (or a model ranking by it), and no policy is one");
+  }
+
   c.effective = effective_json(c);
   return c;
 }

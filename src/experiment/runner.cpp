@@ -184,11 +184,13 @@ LoadedWorkload load_workload(const Workload& w) {
     throw InputError(fmt::format("{}: workload {}/{}: {}", w.where, w.cluster_label, t.label, e.what()));
   }
   // As simulate warns: `runtime: requested` estimates a job without a requested time by its true duration.
-  const auto unknown = std::ranges::count_if(l.trace.jobs, [](const trace::JobSpec& j) { return j.requested_time <= 0; });
+  std::vector<std::string> requested;
   for (const PolicySpec& p : w.policies)
-    if (unknown > 0 && p.engine.runtime == sim::RuntimeKnowledge::requested)
-      spdlog::warn("workload {}/{}: {} of its {} jobs have no requested time; {} (runtime requested) estimates them by their true duration",
-                   w.cluster_label, t.label, unknown, l.trace.jobs.size(), p.label);
+    if (p.engine.runtime == sim::RuntimeKnowledge::requested) requested.push_back(p.label);
+  const auto unknown = std::ranges::count_if(l.trace.jobs, [](const trace::JobSpec& j) { return j.requested_time <= 0; });
+  if (unknown > 0 && !requested.empty())
+    spdlog::warn("workload {}/{}: {} of its {} jobs have no requested time; {} (runtime requested) estimate them by their true duration",
+                 w.cluster_label, t.label, unknown, l.trace.jobs.size(), fmt::join(requested, ", "));
   const WindowSpec& ws = w.windows;
   try {
     draw_windows(ws, l);
