@@ -196,6 +196,7 @@ cmp -s "$TMP/pods1.csv" "$TMP/pods-kept.csv" || fail "convert wrote over its inp
 expect 2 "--out .*pods1.csv: is the input" -- generate --like "$TMP/pods1.csv" --jobs 10 --out "$TMP/pods1.csv"
 expect 2 "--save-model .*pods1.csv: is the input" -- generate --like "$TMP/pods1.csv" --save-model "$TMP/pods1.csv"
 cmp -s "$TMP/pods1.csv" "$TMP/pods-kept.csv" || fail "generate wrote over its input"
+expect 2 "--save-model .*same.yaml: is also --out" -- generate --like philly --out "$TMP/same.yaml" --save-model "$TMP/./same.yaml"
 grep -qx "p2,200,950,8,,V100|V100M32,,8,1024,,Succeeded,8," "$TMP/pods1.csv" || fail "converted openb row: $(cat "$TMP/pods1.csv")"
 expect 2 "no input file" -- convert --out "$TMP/x.csv"
 expect 2 "cannot tell the trace format" -- convert "$TMP/inv.csv" --out "$TMP/x.csv"
@@ -329,6 +330,10 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   # config.json beside it says how the comparison ran.
   grep -q '"command": "evaluate"' "$TMP/eval/config.json" && grep -q '"placement": "greedy"' "$TMP/eval/config.json" \
     && grep -q '"policies": \[' "$TMP/eval/config.json" || fail "evaluate's config.json: $(cat "$TMP/eval/config.json")"
+  # Not into the model's own run folder: its config.json is the model's.
+  expect 2 "--out .*run: holds the results of another command \(its config.json is not evaluate's\)" -- evaluate \
+    --model "$TMP/run" --cluster helios --sample-jobs 3000 --windows 2 --window-len 64 --baselines fcfs --out "$TMP/run"
+  grep -q '"command": "train"' "$TMP/run/config.json" || fail "evaluate wrote over the training run's config.json"
   # --semantics helios: the baselines and the model run under HeliosArtifact's rules; train's baseline too.
   expect 0 "placement consolidate; semantics helios" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 3000 \
     --windows 2 --window-len 64 --baselines fcfs,sjf --semantics helios --out "$TMP/eval-helios/"
@@ -449,7 +454,7 @@ grep -q '^helios,half-rejected,fcfs,avg_bsld,2,1,' "$TMP/half-rejected/summary.c
 expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
 # Jobs without a requested time are estimated by their true duration: said, as simulate says it.
 sed 's/policies: \[fcfs, sjf\]/policies: [fcfs, {name: sjf-req, priority: sjf, runtime: requested}]/' "$TMP/half-rejected.yaml" > "$TMP/no-requested.yaml"
-expect 0 "half-rejected: 100 of its 100 jobs have no requested time; sjf-req \(runtime requested\) estimates them by their true duration" \
+expect 0 "half-rejected: 100 of its 100 jobs have no requested time; sjf-req \(runtime requested\) estimate them by their true duration" \
   -- experiment --config "$TMP/no-requested.yaml" --out "$TMP/no-requested" --quiet
 # The whole trace has no job before it: its warm-up is empty, which is said.
 sed 's/windows: {count: 4, length: 20, split: all}/windows: {length: all, warmup: 50}/' "$TMP/half-rejected.yaml" > "$TMP/cold.yaml"

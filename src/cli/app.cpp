@@ -1,10 +1,12 @@
 // The common main of rltune and rltune-train: parse, set up logging and policies, run, map errors to
 // exit codes (2 = bad input, 1 = internal error).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
@@ -12,6 +14,7 @@
 #include "cli/commands.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "policy/registry.h"
 #include "rl/rl_policy.h"
@@ -77,6 +80,16 @@ std::string_view command_word(int argc, char** argv) {
     else if (!a.starts_with("-")) return a;
   }
   return {};
+}
+
+void check_out_dir(const std::string& out, const std::string& command) {
+  const auto config = read_file((std::filesystem::path(out) / "config.json").string());
+  if (!config) return;
+  const auto json = nlohmann::json::parse(*config, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || json.value("command", "") != command)
+    throw InputError(fmt::format("--out {}: holds the results of another command (its config.json is not {}'s); choose "
+                                 "another folder",
+                                 out, command));
 }
 
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds) {

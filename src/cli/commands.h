@@ -99,6 +99,10 @@ using experiment::run_window;
 // The command word: the first argument that is not an option (nor --log-level's value); empty if none.
 std::string_view command_word(int argc, char** argv);
 
+// --out must not be another command's folder (a training run, an experiment): writing config.json there
+// would replace theirs, which resume and report read. A folder of the same command is written over.
+void check_out_dir(const std::string& out, const std::string& command);
+
 // Parses and runs one of the commands `adds` registers; returns the exit code.
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds);
 

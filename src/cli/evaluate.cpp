@@ -55,6 +55,7 @@ void warn_if_seen(const rl::PolicyFile& model, const trace::Trace& trace, const 
 }
 
 int run_evaluate(const EvaluateArgs& a) {
+  if (!a.out.empty()) check_out_dir(a.out, "evaluate");  // a training run's folder, say: its config.json is the model's
   experiment::Models models;
   const rl::PolicyFile& model = models.emplace(a.model, rl::load_policy(a.model)).first->second;
   if (a.jobs < 1) throw InputError("--jobs must be at least 1");
@@ -219,7 +220,7 @@ Command add_evaluate(CLI::App& app) {
   sub->add_option("--out", args->out, "Directory for evaluation.json");
   return {sub, [args, sub] {
             std::vector<std::string> policies = args->baselines;
-            if (args->sample) policies.push_back("rl-sampled:" + args->model);
+            policies.push_back((args->sample ? "rl-sampled:" : "rl:") + args->model);
             args->profile.check(*sub, policies);
             return run_evaluate(*args);
           }};

@@ -279,6 +279,9 @@ workload::WorkloadModel resolve_model(const GenerateArgs& a) {
 int run_generate(const GenerateArgs& a) {
   refuse_overwriting("--out", a.out, {a.like, a.cluster});
   refuse_overwriting("--save-model", a.save_model, {a.like, a.cluster});
+  std::error_code ec;  // neither need exist yet: compared as paths
+  if (!a.out.empty() && std::filesystem::weakly_canonical(a.out, ec) == std::filesystem::weakly_canonical(a.save_model, ec))
+    throw InputError(fmt::format("--save-model {}: is also --out; the trace would replace the model", a.save_model));
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const workload::WorkloadModel model = resolve_model(a);
   if (!a.save_model.empty()) {

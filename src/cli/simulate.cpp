@@ -35,20 +35,8 @@ struct SimulateArgs {
   std::string out;
 };
 
-// --out must not be another command's folder: simulate would overwrite its config.json (an experiment
-// then neither reports nor resumes). A simulate folder is written over, as before.
-void check_out_dir(const std::string& out) {
-  const auto config = read_file((std::filesystem::path(out) / "config.json").string());
-  if (!config) return;
-  const auto json = nlohmann::json::parse(*config, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || json.value("command", "") != "simulate")
-    throw InputError(fmt::format("--out {}: holds the results of another command (its config.json is not simulate's); choose "
-                                 "another folder",
-                                 out));
-}
-
 int run_simulate(const SimulateArgs& a) {
-  if (!a.out.empty()) check_out_dir(a.out);
+  if (!a.out.empty()) check_out_dir(a.out, "simulate");
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const trace::Trace trace = a.trace.load(cluster);
   const auto windows = sim::parse_windows(a.windows, trace.jobs.size());
