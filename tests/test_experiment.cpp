@@ -133,79 +133,36 @@ TEST(ExperimentConfig, ModelsResolveAgainstTheConfigFolderAndSampledOnesTakeTheS
 
 TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {
   const std::string base = "policies: [fcfs]\nworkloads:\n  - cluster: helios\n";
-  {
-    const std::string e = config_error(base + "    trace: {generat: {jobs: 10}}\n");
-    EXPECT_NE(e.find("test.yaml:4"), std::string::npos) << e;
-    EXPECT_NE(e.find("workloads[0].trace.generat"), std::string::npos) << e;
-    EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs, nosuch]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("test.yaml:1"), std::string::npos) << e;
-    EXPECT_NE(e.find("policies[1]"), std::string::npos) << e;
-    EXPECT_NE(e.find("nosuch"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs@nowhere]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("policies[0]"), std::string::npos) << e;
-    EXPECT_NE(e.find("nowhere"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs]\nbaselines: [sjf]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("baselines[0]"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs, fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("appears twice"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [\"rl:no/such/model\"]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("test.yaml:1"), std::string::npos) << e;
-    EXPECT_NE(e.find("policies[0]"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs]\nworkloads: [{cluster: nocluster, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("workloads[0].cluster"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs]\nwindows: {count: 0}\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("windows.count"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs]\nworkloads: [{cluster: helios}]\n");
-    EXPECT_NE(e.find("needs a trace"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [{priority: sjf, placement: milp, milp: {alpha: x}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("policies[0].milp.alpha"), std::string::npos) << e;
-  }
-  {  // a line break in a name would break summary.md's table and report's figures
-    const std::string e = config_error("policies: [fcfs, {name: \"a\\nb\", priority: sjf}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("'policies[1].name': must not hold a control character"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [{priority: sjf, multifactor: {age_weight: 7}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("'policies[0].multifactor': applies only to the multifactor policy"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("defaults: {milp: {gamma: 2}}\npolicies: [fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("'defaults.milp': applies only to placement milp, and no policy places with it"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("defaults: {multifactor: {age_weight: 5}}\npolicies: [fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("'defaults.multifactor': applies only to the multifactor policy"), std::string::npos) << e;
-  }
-  {  // as the CLI: a setting that would be ignored is an error
-    const std::string e = config_error("policies: [{priority: sjf, milp: {alpha: 5}}]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("'policies[0].milp': applies only to placement milp (placement is greedy)"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs, sjf]\nbaselines: [fcfs, sjf, fcfs]\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("'baselines[2]': 'fcfs' is given twice"), std::string::npos) << e;
-  }
-  {
-    const std::string e = config_error("policies: [fcfs]\nbaselines: []\nworkloads: [{cluster: helios, trace: {generate: {}}}]\n");
-    EXPECT_NE(e.find("'baselines': is empty"), std::string::npos) << e;
+  const std::string helios = "workloads: [{cluster: helios, trace: {generate: {}}}]\n";
+  struct Case {
+    std::string yaml;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {base + "    trace: {generat: {jobs: 10}}\n", {"test.yaml:4", "workloads[0].trace.generat", "unknown key"}},
+      {"policies: [fcfs, nosuch]\n" + helios, {"test.yaml:1", "policies[1]", "nosuch"}},
+      {"policies: [fcfs@nowhere]\n" + helios, {"policies[0]", "nowhere"}},
+      {"policies: [fcfs]\nbaselines: [sjf]\n" + helios, {"baselines[0]"}},
+      {"policies: [fcfs, fcfs]\n" + helios, {"appears twice"}},
+      {"policies: [\"rl:no/such/model\"]\n" + helios, {"test.yaml:1", "policies[0]"}},
+      {"policies: [fcfs]\nworkloads: [{cluster: nocluster, trace: {generate: {}}}]\n", {"workloads[0].cluster"}},
+      {"policies: [fcfs]\nwindows: {count: 0}\n" + helios, {"windows.count"}},
+      {"policies: [fcfs]\nworkloads: [{cluster: helios}]\n", {"needs a trace"}},
+      {"policies: [{priority: sjf, placement: milp, milp: {alpha: x}}]\n" + helios, {"policies[0].milp.alpha"}},
+      // A line break in a name would break summary.md's table and report's figures.
+      {"policies: [fcfs, {name: \"a\\nb\", priority: sjf}]\n" + helios, {"'policies[1].name': must not hold a control character"}},
+      // As the CLI: a setting that would be ignored is an error, in a policy entry or in defaults.
+      {"policies: [{priority: sjf, multifactor: {age_weight: 7}}]\n" + helios,
+       {"'policies[0].multifactor': applies only to the multifactor policy"}},
+      {"policies: [{priority: sjf, milp: {alpha: 5}}]\n" + helios, {"'policies[0].milp': applies only to placement milp (placement is greedy)"}},
+      {"defaults: {milp: {gamma: 2}}\npolicies: [fcfs]\n" + helios, {"'defaults.milp': applies only to placement milp, and no policy places with it"}},
+      {"defaults: {multifactor: {age_weight: 5}}\npolicies: [fcfs]\n" + helios, {"'defaults.multifactor': applies only to the multifactor policy"}},
+      {"policies: [fcfs, sjf]\nbaselines: [fcfs, sjf, fcfs]\n" + helios, {"'baselines[2]': 'fcfs' is given twice"}},
+      {"policies: [fcfs]\nbaselines: []\n" + helios, {"'baselines': is empty"}},
+  };
+  for (const Case& c : cases) {
+    const std::string e = config_error(c.yaml);
+    for (const std::string& part : c.parts) EXPECT_NE(e.find(part), std::string::npos) << e << " / " << part;
   }
 }
 

@@ -66,6 +66,11 @@ struct ProfileArgs : experiment::ProfileSettings {
   void check(const CLI::App& app, const std::vector<std::string>& policies = {}) const;
 };
 
+// config.json's common part for a command that runs `policy` on a trace: the command, cluster, trace
+// and every scheduling setting (simulate and evaluate add their windows).
+report::Json run_config(const std::string& command, const cluster::ClusterSpec& cluster, const trace::Trace& trace,
+                        const TraceArgs& trace_args, const ProfileArgs& profile, const policy::ProfileOptions& policy);
+
 // The command line of `train --resume --out DIR` given with nothing but --epochs, --threads, --quiet or
 // --log-level: the run's own arguments from DIR/config.json with those replacing theirs. Any other
 // command line is returned as it is (a resume given every argument is checked against the stored run).

@@ -152,15 +152,8 @@ int run_evaluate(const EvaluateArgs& a) {
     const std::string file = (std::filesystem::path(a.out) / "evaluation.json").string();
     report::write_file(file, json_text(evaluation, 2) + "\n");
     // How the comparison was run (placement, runtimes, sampling, windows), as simulate's config.json says it.
-    report::Json config;
-    config["command"] = "evaluate";
-    config["cluster"] = cluster.source;
-    config["trace"] = trace.source;
-    config["format"] = trace.format;
-    a.trace.describe(config, cluster, trace);
+    report::Json config = run_config("evaluate", cluster, trace, a.trace, a.profile, rl_profile);
     config["model"] = a.model;
-    config["policy"] = rl_profile.priority;
-    a.profile.describe(config, rl_profile);
     report::Json labels = report::Json::array(), starts = report::Json::array();
     for (const auto& p : policies) labels.push_back(p.label);
     for (const auto& window : runs) starts.push_back(window[0].window);

@@ -62,6 +62,19 @@ void TraceArgs::refuse_file_options(const std::string& why) const {
     if (o->count() > 0) throw InputError(fmt::format("{} applies only to reading a trace file; {}", o->get_name(), why));
 }
 
+report::Json run_config(const std::string& command, const cluster::ClusterSpec& cluster, const trace::Trace& trace,
+                        const TraceArgs& trace_args, const ProfileArgs& profile, const policy::ProfileOptions& policy) {
+  report::Json config;
+  config["command"] = command;
+  config["cluster"] = cluster.source;
+  config["trace"] = trace.source;
+  config["format"] = trace.format;
+  trace_args.describe(config, cluster, trace);
+  config["policy"] = policy.priority;
+  profile.describe(config, policy);
+  return config;
+}
+
 void TraceArgs::describe(report::Json& config, const cluster::ClusterSpec& cluster, const trace::Trace& trace) const {
   config["trace"] = trace.source;
   config["format"] = trace.format;

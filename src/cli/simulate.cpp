@@ -103,14 +103,7 @@ int run_simulate(const SimulateArgs& a) {
                                         {"under_share", accuracy.under_share},
                                         {"within_2x_share", accuracy.within_2x_share}};
       report::write_file((dir / "summary.json").string(), json_text(summary, 2) + "\n");
-      report::Json config;
-      config["command"] = "simulate";
-      config["cluster"] = cluster.source;
-      config["trace"] = trace.source;
-      config["format"] = trace.format;
-      a.trace.describe(config, cluster, trace);
-      config["policy"] = profile_options.priority;
-      a.profile.describe(config, profile_options);
+      report::Json config = run_config("simulate", cluster, trace, a.trace, a.profile, profile_options);
       report::Json ws = report::Json::array();
       for (const auto& w : windows) ws.push_back(w.label);
       config["windows"] = ws;
