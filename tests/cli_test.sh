@@ -191,10 +191,10 @@ expect 0 "kept 2 jobs.*skipped 1 rows: 1 x never scheduled" -- convert "$TMP/pod
 expect 0 "as canonical: kept 2 jobs" -- convert "$TMP/pods1.csv" --out "$TMP/pods2.csv"
 cmp -s "$TMP/pods1.csv" "$TMP/pods2.csv" || fail "convert round trip changed the canonical file"
 cp "$TMP/pods1.csv" "$TMP/pods-kept.csv"
-expect 2 "--out .*pods1.csv: is the input .*pods1.csv, which writing would replace" -- convert "$TMP/pods1.csv" --out "$TMP/./pods1.csv"
+expect 2 "--out .*pods1.csv: is .*pods1.csv, which writing would replace" -- convert "$TMP/pods1.csv" --out "$TMP/./pods1.csv"
 cmp -s "$TMP/pods1.csv" "$TMP/pods-kept.csv" || fail "convert wrote over its input"
-expect 2 "--out .*pods1.csv: is the input" -- generate --like "$TMP/pods1.csv" --jobs 10 --out "$TMP/pods1.csv"
-expect 2 "--save-model .*pods1.csv: is the input" -- generate --like "$TMP/pods1.csv" --save-model "$TMP/pods1.csv"
+expect 2 "--out .*pods1.csv: is .*pods1.csv, which writing would replace" -- generate --like "$TMP/pods1.csv" --jobs 10 --out "$TMP/pods1.csv"
+expect 2 "--save-model .*pods1.csv: is .*pods1.csv, which writing would replace" -- generate --like "$TMP/pods1.csv" --save-model "$TMP/pods1.csv"
 cmp -s "$TMP/pods1.csv" "$TMP/pods-kept.csv" || fail "generate wrote over its input"
 expect 2 "--save-model .*same.yaml: is also --out" -- generate --like philly --out "$TMP/same.yaml" --save-model "$TMP/./same.yaml"
 grep -qx "p2,200,950,8,,V100|V100M32,,8,1024,,Succeeded,8," "$TMP/pods1.csv" || fail "converted openb row: $(cat "$TMP/pods1.csv")"
@@ -401,9 +401,9 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
   # The export must not replace the policy or a checkpoint of its run.
   cp -r "$TMP/run" "$TMP/run-copy"
-  expect 2 "--torchscript .*best.json: is .*best.json, which the export would replace" -- export --model "$TMP/run-copy" \
+  expect 2 "--torchscript .*best.json: is .*best.json, which writing would replace" -- export --model "$TMP/run-copy" \
     --torchscript "$TMP/run-copy/best.json"
-  expect 2 "which the export would replace" -- export --model "$TMP/run-copy/policy.json" --torchscript "$TMP/run-copy/./model.pt"
+  expect 2 "which writing would replace" -- export --model "$TMP/run-copy/policy.json" --torchscript "$TMP/run-copy/./model.pt"
   # A resume needs a checkpoint (not, say, an export) and the best epoch's files.
   cp "$TMP/policy.pt" "$TMP/run-copy/model.pt"
   expect 2 "model.pt is not an rltune checkpoint" -- train --resume --out "$TMP/run-copy" --epochs 4 --quiet

@@ -82,6 +82,14 @@ std::string_view command_word(int argc, char** argv) {
   return {};
 }
 
+void refuse_overwriting(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!out.empty() && !input.empty() && std::filesystem::equivalent(out, input, ec))
+      throw InputError(fmt::format("{} {}: is {}, which writing would replace; choose another file", flag, out, input));
+  }
+}
+
 void check_out_dir(const std::string& out, const std::string& command) {
   const auto config = read_file((std::filesystem::path(out) / "config.json").string());
   if (!config) return;

@@ -104,6 +104,10 @@ using experiment::run_window;
 // The command word: the first argument that is not an option (nor --log-level's value); empty if none.
 std::string_view command_word(int argc, char** argv);
 
+// An output file replaces its file: written over an input (by file identity, so ./X and links count),
+// the input would be lost. InputError "FLAG OUT: is INPUT, ..." for the first such input.
+void refuse_overwriting(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs);
+
 // --out must not be another command's folder (a training run, an experiment): writing config.json there
 // would replace theirs, which resume and report read. A folder of the same command is written over.
 void check_out_dir(const std::string& out, const std::string& command);

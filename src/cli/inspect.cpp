@@ -258,15 +258,6 @@ struct GenerateArgs {
   double load = 0.9;
 };
 
-// An output replaces its file: written over an input, that input would be lost.
-void refuse_overwriting(const char* flag, const std::string& out, const std::vector<std::string>& inputs) {
-  for (const std::string& input : inputs) {
-    std::error_code ec;
-    if (!out.empty() && !input.empty() && std::filesystem::equivalent(out, input, ec))
-      throw InputError(fmt::format("{} {}: is the input {}, which writing would replace; choose another file", flag, out, input));
-  }
-}
-
 bool is_model_file(const std::string& path) {
   const auto ends = [&](const std::string& suffix) {
     return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;

@@ -262,13 +262,9 @@ Command add_export(CLI::App& app) {
             // Written over the policy or a file of its training run (a checkpoint), the export would destroy it.
             const std::filesystem::path given(*model);
             const std::filesystem::path run = std::filesystem::is_directory(given) ? given : given.parent_path();
-            std::vector<std::filesystem::path> kept{given};
-            for (const char* file : {"model.pt", "best.pt", "best.json", "policy.json", "config.json", "progress.csv"}) kept.push_back(run / file);
-            for (const std::filesystem::path& file : kept) {
-              std::error_code ec;
-              if (std::filesystem::equivalent(*out, file, ec))
-                throw InputError(fmt::format("--torchscript {}: is {}, which the export would replace; write it elsewhere", *out, file.string()));
-            }
+            std::vector<std::string> kept{given.string()};
+            for (const char* file : {"model.pt", "best.pt", "best.json", "policy.json", "config.json", "progress.csv"}) kept.push_back((run / file).string());
+            refuse_overwriting("--torchscript", *out, kept);
             const rl::PolicyFile policy = rl::load_policy(*model);
             auto learner = rl::make_ppo_learner(policy.net.arch, policy.net.features, policy.net.skip, {}, 0, 1);
             learner->set_policy(policy.net);

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/csv.h"
 #include "core/error.h"
 
 namespace rltune {
@@ -99,7 +100,7 @@ struct YamlCheck {
   std::string name(const YAML::Node& node, const std::string& path) const {
     std::string s = text(node, path);
     if (s.find_first_not_of(" \t") == std::string::npos) fail(node, path, "must not be empty");
-    if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    if (std::any_of(s.begin(), s.end(), csv::is_control))
       fail(node, path, "must not hold a control character (a line break, a tab)");
     return s;
   }

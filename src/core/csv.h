@@ -16,6 +16,9 @@ namespace rltune::csv {
 // Returns false when a quote is left open (the rest of the line is then the last field).
 bool split(std::string_view line, char separator, std::vector<std::string>& out);
 
+// A control character (below 0x20, or DEL): it breaks any line-based output a name is written into.
+inline bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
 // Trims spaces and tabs at both ends.
 std::string_view trim(std::string_view s);
 

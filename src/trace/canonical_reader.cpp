@@ -57,13 +57,9 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     const auto unknown_or_at_least_0 = [&](int column) { const auto v = value(column); return !v || *v >= 0 || *v == -1; };
     if (negative(submit)) rows.fail(submit, rows.text(submit), "must be >= 0");
     if (negative(duration) && *d == 0) d = -1;  // still negative, so rejected at admission as DESIGN.md says
-    // num_gpus is what the job holds: its demand rounded up, as the PAI, openb and SWF readers round it
-    // (at least 1 GPU for any demand, within 1e-6 of a whole number as that number).
-    const auto rounds_up = [](double demand, double count) {
-      const double low = std::max(demand > 0 ? 1.0 : 0.0, std::ceil(demand - 1e-6));
-      return count >= low && count <= std::max(low, std::ceil(demand));
-    };
-    if (*f >= 0 && !rounds_up(*f, static_cast<double>(*g)))
+    // num_gpus is what the job holds: its demand rounded up, by whole_count as the other readers round it
+    // (or by a plain ceiling).
+    if (*f >= 0 && !(*g >= whole_count(*f) && *g <= std::max<double>(whole_count(*f), std::ceil(*f))))
       rows.fail(demand, rows.text(demand), fmt::format("does not round up to num_gpus {}, which must be the demand rounded up", *g));
     if (*c > 1'000'000 || !unknown_or_at_least_0(cpus)) rows.fail(cpus, rows.text(cpus), "must be between 0 and 1e6 (-1 or empty: unknown)");
     if (const auto v = value(cpus); v && *v != static_cast<double>(*c)) rows.fail(cpus, rows.text(cpus), "must be a whole number of CPUs");

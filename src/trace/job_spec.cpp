@@ -1,6 +1,7 @@
 #include "trace/job_spec.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace rltune::trace {
 
@@ -30,6 +31,10 @@ std::string join_gpu_types(const std::vector<std::string>& types) {
     out += t;
   }
   return out;
+}
+
+int whole_count(double demand) {
+  return demand > 0 ? static_cast<int>(std::max(1.0, std::ceil(demand - 1e-6))) : 0;
 }
 
 void sort_by_submit(std::vector<JobSpec>& jobs) {

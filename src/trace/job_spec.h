@@ -52,6 +52,11 @@ struct Trace {
 // Joins GPU-type alternatives as written in CSV ("A|B").
 std::string join_gpu_types(const std::vector<std::string>& types);
 
+// A demand in fractions (GPUs, CPUs) as whole units, rounding up: at least 1 when it is positive, and
+// within 1e-6 of a whole number (float noise in summed shares) as that number. Every reader that turns
+// a fractional demand into a count uses it, and the canonical reader accepts what it gives.
+int whole_count(double demand);
+
 // Sorts jobs stably by submit time (trace order among equal submit times is kept).
 void sort_by_submit(std::vector<JobSpec>& jobs);
 

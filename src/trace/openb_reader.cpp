@@ -57,7 +57,7 @@ void read_openb(std::istream& in, const ReadOptions&, RowSink& sink) {
     job.submit = *c;
     job.duration = *d - *s;
     job.gpu_demand = demand;
-    job.gpus = static_cast<int>(std::ceil(demand - 1e-9));
+    job.gpus = whole_count(demand);
     job.gpu_types = split_alternatives(rows.text(spec));
     job.cpus = *cpu_m < 0 ? -1 : static_cast<int>((*cpu_m + 999) / 1000);
     job.memory_mib = *mem;

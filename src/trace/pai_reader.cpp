@@ -48,7 +48,6 @@ enum TaskColumn { kTaskJob, kTaskName, kInstNum, kTaskStatus, kTaskStart, kTaskE
 
 constexpr double kMaxCount = 1e6;             // GPUs, CPUs or instances of one job or task
 constexpr double kMaxMemoryMib = 1e12;        // about an exabyte
-constexpr double kRoundingTolerance = 1e-6;   // float noise in summed percentages, far below any real request
 
 // Everything the jobs need from their tasks, summed while the task table is read.
 struct TaskTotals {
@@ -60,11 +59,6 @@ struct TaskTotals {
   bool invalid = false;     // a task row was bad (skipped under --skip-invalid)
   std::vector<std::string> gpu_types;
 };
-
-// A positive sum of fractions -> whole units, rounding up; at least 1 when the sum is positive.
-int ceil_count(double sum) {
-  return sum > 0 ? static_cast<int>(std::max(1.0, std::ceil(sum - kRoundingTolerance))) : 0;
-}
 
 // Reads the task table into per-job totals. Bad rows go through their own RowSink, so that messages name
 // the task table; under --skip-invalid they are counted in `task_skips`.
@@ -205,9 +199,9 @@ void read_pai(std::istream& in, const ReadOptions& options, RowSink& sink) {
     job.submit = *start;
     job.duration = t.last_end - t.first_start;
     job.gpu_demand = t.gpus;
-    job.gpus = ceil_count(t.gpus);
+    job.gpus = whole_count(t.gpus);
     job.gpu_types = t.gpu_types;
-    job.cpus = t.has_cpus ? ceil_count(t.cpus) : -1;
+    job.cpus = t.has_cpus ? whole_count(t.cpus) : -1;
     job.memory_mib = t.has_memory ? std::llround(memory_mib) : -1;
     jobs.push_back(std::move(job));
   }

@@ -36,10 +36,9 @@ namespace {
 // A name with a control character (a newline from a JSON string, say) would break every CSV written
 // from the trace, ours included; shown escaped, since the message is one line.
 std::optional<std::string> with_control_character(std::string_view text) {
-  if (std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) return std::nullopt;
+  if (std::none_of(text.begin(), text.end(), csv::is_control)) return std::nullopt;
   std::string shown;
-  for (const char c : text)
-    shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c)) : std::string(1, c);
+  for (const char c : text) shown += csv::is_control(c) ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c)) : std::string(1, c);
   return shown;
 }
 }  // namespace

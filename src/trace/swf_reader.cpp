@@ -66,10 +66,9 @@ void read_swf(std::istream& in, const ReadOptions& options, RowSink& sink) {
     job.id = std::string(rows.text(kJob));
     job.submit = *submit;
     job.duration = *run;
-    // Rounded up with the PAI reader's tolerance, so that 7 x 0.1428572 is 1 GPU, as the canonical
-    // reader reads the demand back; a fraction is kept, as the PAI and openb readers keep theirs.
+    // A fraction is kept, as the PAI and openb readers keep theirs.
     const double demand = static_cast<double>(p) * options.gpus_per_proc;
-    job.gpus = static_cast<int>(std::ceil(demand - 1e-6));
+    job.gpus = whole_count(demand);
     if (std::abs(demand - std::round(demand)) > 1e-6) job.gpu_demand = demand;
     job.requested_time = *requested_time >= 0 ? *requested_time : -1;
     if (const auto wait = csv::parse_int_rounding(rows.text(kWait))) job.recorded_wait = *wait;  // as the rltune reader
