@@ -451,6 +451,12 @@ printf 'windows: {count: 4, length: 20, split: all}\npolicies: [fcfs, sjf]\nwork
 expect 0 "4 run\(s\) had no job that ran" -- experiment --config "$TMP/half-rejected.yaml" --out "$TMP/half-rejected" --quiet
 grep -q '^helios,half-rejected,fcfs,avg_bsld,2,1,' "$TMP/half-rejected/summary.csv" \
   || fail "a window without a job that ran counted in the summary: $(grep avg_bsld "$TMP/half-rejected/summary.csv")"
+if command -v gnuplot >/dev/null; then  # nor in the box plots: a box whose first quartile is 0 holds such a run
+  expect 0 "wrote .*report.html" -- report "$TMP/half-rejected"
+  BOX_AT_0='^[12] 0( [^ ]+){5}$'  # a box row: policy, q1, low, high, q3, median, policy
+  [ "$(grep -cE "$BOX_AT_0" "$TMP/half-rejected/figures/figures.gp")" -le 2 ] \
+    || fail "a window without a job that ran is in the box plots (only the waits may be 0): $(grep -E "$BOX_AT_0" "$TMP/half-rejected/figures/figures.gp")"
+fi
 expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
 # Jobs without a requested time are estimated by their true duration: said, as simulate says it.
 sed 's/policies: \[fcfs, sjf\]/policies: [fcfs, {name: sjf-req, priority: sjf, runtime: requested}]/' "$TMP/half-rejected.yaml" > "$TMP/no-requested.yaml"
@@ -501,6 +507,17 @@ expect 2 "exp-edited/config.json: unreadable experiment config: .*seed" -- repor
 [ -e "$TMP/exp-edited/figures" ] && fail "report drew figures before finding config.json unreadable"
 mkdir -p "$TMP/exp-cut" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-cut/" && head -5 "$TMP/exp/runs.csv" > "$TMP/exp-cut/runs.csv"
 expect 2 "exp-cut/runs.csv: holds 4 runs where config.json describes 12" -- report "$TMP/exp-cut"
+# A metric edited to nan would be left out of its box without a word.
+mkdir -p "$TMP/exp-nan" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-nan/"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "avg_bsld") c = i } NR == 3 { $c = "nan" } { print }' \
+  "$TMP/exp/runs.csv" > "$TMP/exp-nan/runs.csv"
+expect 2 "exp-nan/runs.csv: run 2 \(window [0-9]+:64, policy sjf\): avg_bsld 'nan' is not a number" -- report "$TMP/exp-nan"
+# What only the outputs read may change behind --resume: every run is reused, the summary rewritten.
+mkdir -p "$TMP/exp-rebased" && cp -r "$TMP/exp"/* "$TMP/exp-rebased/"
+{ cat "$TMP/exp.yaml"; echo "baselines: [sjf]"; echo "description: against sjf"; } > "$TMP/exp-rebased.yaml"
+expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp-rebased.yaml" --out "$TMP/exp-rebased" --quiet --resume
+grep -q "Improvement over sjf" "$TMP/exp-rebased/summary.md" || fail "the resumed summary.md lacks the new baseline"
+grep -q "Improvement over fcfs" "$TMP/exp-rebased/summary.md" && fail "the resumed summary.md kept the old baseline"
 # The shipped comparison runs whole: every model it names loads and every run completes.
 expect 0 "1800 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet

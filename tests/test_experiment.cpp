@@ -377,6 +377,23 @@ TEST(ExperimentRunner, ResumeReusesFinishedRunsAndGivesTheSameOutputs) {
   EXPECT_THROW(experiment::run_experiment(other, part.path, {.resume = true, .progress = false}), InputError);
 }
 
+// What only the outputs read (name, description, baselines, bootstrap) may change behind --resume: every
+// run is reused, and the outputs are those of a fresh run with the new config.
+TEST(ExperimentRunner, ResumeWithNewBaselinesReusesEveryRun) {
+  std::string text = kConfig;
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"name: tiny", "name: tiny2"}, {"a small", "a renamed"}, {"[fcfs, sjf]", "[sjf]"}, {"bootstrap: 200", "bootstrap: 300"}})
+    text.replace(text.find(from), from.size(), to);
+  TempDir first("first"), fresh("fresh");
+  experiment::run_experiment(parse(kConfig), first.path, {.jobs = 2, .progress = false});
+  const std::string before = read(fs::path(first.path) / "summary.csv");
+  const auto o = experiment::run_experiment(parse(text), first.path, {.jobs = 2, .resume = true, .progress = false});
+  EXPECT_EQ(o.reused, o.runs);
+  EXPECT_NE(read(fs::path(first.path) / "summary.csv"), before);  // the vs_fcfs columns are gone
+  experiment::run_experiment(parse(text), fresh.path, {.jobs = 2, .progress = false});
+  for (const char* f : kOutputs) EXPECT_EQ(read(fs::path(fresh.path) / f), read(fs::path(first.path) / f)) << f;
+}
+
 // A trace file that changes behind the same config: --resume refuses, naming the file.
 TEST(ExperimentRunner, ResumeRefusesWhenAnInputFileChanged) {
   TempDir dir;

@@ -496,9 +496,10 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
       throw InputError(fmt::format("{}: unreadable: {}", (out / "config.json").string(), e.what()));
     }
     if (!previous.is_object()) throw InputError(fmt::format("{}: unreadable: not a JSON object", (out / "config.json").string()));
-    // The config file's own path may differ (./exp.yaml, another working folder); what it says may not.
+    // The config file's own path may differ (./exp.yaml, another working folder), and so may what only
+    // the outputs read (they are written again from the runs); what the runs depend on may not.
     Json a = previous, b = Json::parse(json_text(effective));  // as written: bytes that are not UTF-8 replaced
-    a.erase("config_file"), b.erase("config_file");
+    for (const char* key : {"config_file", "name", "description", "baselines", "bootstrap"}) a.erase(key), b.erase(key);
     if (a.contains("inputs") && a["inputs"] != b["inputs"]) {
       for (const auto& [file, digest] : b["inputs"].items())
         if (a["inputs"].value(file, "") != digest)

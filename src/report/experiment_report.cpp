@@ -335,9 +335,25 @@ constexpr MetricPanel kBoxPanels[] = {{"avg_wait_s", "average wait per window (h
                                       {"avg_bsld", "average bounded slowdown per window", 1},
                                       {"gpu_utilization", "GPU utilisation per window (%)", 100}};
 
+// The box plots' values: the experiment writes a finite number, or nothing where a metric is undefined.
+// Anything else (nan, inf, text) was edited in, and leaving it out would shrink a box without a word.
+void check_run_values(const CsvTable& runs) {
+  const std::size_t sc = runs.column("status"), wc = runs.column("window"), pc = runs.column("policy");
+  for (const auto& panel : kBoxPanels) {
+    const std::size_t mc = runs.column(panel.metric);
+    for (std::size_t i = 0; i < runs.rows.size(); ++i) {
+      const auto& r = runs.rows[i];
+      if (r[sc] == "completed" && !csv::trim(r[mc]).empty() && !csv::parse_double(r[mc]))
+        throw InputError(fmt::format("{}: run {} (window {}, policy {}): {} '{}' {} (the experiment writes a finite number or "
+                                     "nothing)",
+                                     runs.source, i + 1, r[wc], r[pc], panel.metric, r[mc], csv::not_a_number_reason(r[mc])));
+    }
+  }
+}
+
 void box_figure(Script& s, const WorkloadInfo& w, const CsvTable& runs) {
   const std::size_t cc = runs.column("cluster"), tc = runs.column("trace"), pc = runs.column("policy"),
-                    sc = runs.column("status");
+                    sc = runs.column("status"), jc = runs.column("jobs_completed");
   Figure f{"boxes-" + w.slug(), "Per-window metrics across windows: box = quartiles, whiskers = 1.5 IQR, points = outliers",
            1100, 760, ""};
   f.body = fmt::format("set multiplot layout 2,2 title {}\n", quoted(w.cluster + " / " + w.trace));
@@ -347,7 +363,8 @@ void box_figure(Script& s, const WorkloadInfo& w, const CsvTable& runs) {
     for (std::size_t p = 0; p < w.policies.size(); ++p) {
       std::vector<double> v;
       for (const auto& r : runs.rows)
-        if (r[cc] == w.cluster && r[tc] == w.trace && r[pc] == w.policies[p] && r[sc] == "completed")
+        // Runs where no job ran (every one rejected) are left out, as the summaries leave them out.
+        if (r[cc] == w.cluster && r[tc] == w.trace && r[pc] == w.policies[p] && r[sc] == "completed" && csv::parse_double(r[jc]).value_or(0) > 0)
           if (const auto x = csv::parse_double(r[mc])) v.push_back(*x * panel.scale);
       if (v.empty()) continue;
       const Box b = box(v);
@@ -673,6 +690,7 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
     throw InputError(fmt::format("{}: holds {} runs where config.json describes {} (workloads x policies x windows): it was cut or "
                                  "edited; `rltune experiment --resume` with the same config writes it again",
                                  runs.source, runs.rows.size(), runs_expected));
+  check_run_values(runs);
 
   Script script;
   std::vector<std::vector<std::string>> figures_of(infos.size());
