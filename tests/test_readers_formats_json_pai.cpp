@@ -210,6 +210,8 @@ TEST(PhillyReader, ErrorsNameFilePositionAndField) {
       {one_job(when, kGoodAttempts, "\"a\", \"jobid\": \"b\""), {"t.json:2:", "field 'jobid'", "appears twice in one object"}},
       {one_job(when, list({attempt(start, end, "[{\"ip\": \"m\", \"gpus\": [\"gpu0\", \"gpu0\"]}]")})),
        {"t.json:3:", "field 'attempts[0].detail[0].gpus[1]'", "value 'gpu0'", "names a GPU twice"}},
+      {one_job(when, list({attempt(start, end, "[{\"ip\": \"m\", \"gpus\": [\"gpu0\"]}, {\"gpus\": [\"gpu1\", \"gpu0\"], \"ip\": \"m\"}]")})),
+       {"t.json:3:", "field 'attempts[0].detail[1].gpus'", "value 'gpu0'", "names a GPU of machine m that an earlier detail entry names"}},
       {one_job(when, list({attempt(start, end, kOneGpu), attempt("7", end, kOneGpu)})),
        {"t.json:3:", "field 'attempts[1].start_time'", "value '7'"}},
       {one_job(when, list({attempt(start, end, "{\"ip\": \"m\"}")})),
@@ -225,6 +227,12 @@ TEST(PhillyReader, ErrorsNameFilePositionAndField) {
         "start_time '2017-10-03 09:01:10'"}},
   };
   for (const auto& c : cases) expect_parts(error_of(c.text, "philly"), c.parts);
+  // The same GPU id on two machines, or a detail entry without an ip, is two GPUs.
+  const Trace two = read(one_job(when, list({attempt(start, end, "[{\"ip\": \"m\", \"gpus\": [\"gpu0\"]}, {\"ip\": \"n\", \"gpus\": [\"gpu0\"]}, "
+                                                                 "{\"gpus\": [\"gpu0\"]}, {\"gpus\": [\"gpu0\"]}]")})),
+                         "philly");
+  ASSERT_EQ(two.jobs.size(), 1u);
+  EXPECT_EQ(two.jobs[0].gpus, 4);
   // Without --format, an empty file has no format to detect.
   expect_parts(error_of("", "auto"), {"t.json", "no jobs"});
   expect_parts(error_of("[]", "philly"), {"t.json", "no jobs"});

@@ -86,6 +86,7 @@ struct Attempt {
   std::optional<Seconds> start, end;
   std::string start_text, end_text;  // for messages
   long gpus = 0;
+  std::vector<std::pair<std::string, std::string>> machine_gpus;  // (ip, GPU id) of the detail entries with an ip
 };
 
 // The job being read, with absolute times.
@@ -159,6 +160,7 @@ class PhillyHandler final : public nlohmann::json_sax<nlohmann::json> {
   // The keys read so far in the current job, attempt or detail object; nullptr elsewhere.
   std::vector<std::string>* keys_seen();
   void begin_job();
+  void end_detail();
   void end_attempt();
   void end_job();
 
@@ -174,6 +176,7 @@ class PhillyHandler final : public nlohmann::json_sax<nlohmann::json> {
   std::size_t details_ = 0;  // detail entries seen in the current attempt
   std::size_t gpu_ids_ = 0;  // ids seen in the current gpus list
   std::vector<std::string> job_keys_, attempt_keys_, detail_keys_, gpu_names_;  // for repeats
+  std::string detail_ip_;  // of the current detail entry
 };
 
 std::vector<std::string>* PhillyHandler::keys_seen() {
@@ -304,7 +307,8 @@ bool PhillyHandler::scalar(const Scalar& value) {
       else if (!is_null) wrong_type(value.text);  // detail: null = no machines
       return true;
     case In::detail:
-      if (!is_null) wrong_type(value.text);  // gpus: null = none; ip: ignored
+      if (key_ == "ip" && is_string) detail_ip_ = value.text;
+      else if (!is_null) wrong_type(value.text);  // gpus: null = none; ip: only to tell machines apart
       return true;
     case In::gpus:
       if (!is_string) {
@@ -343,6 +347,8 @@ bool PhillyHandler::start_object(std::size_t) {
       return true;
     case In::details:
       detail_keys_.clear();
+      gpu_names_.clear();
+      detail_ip_.clear();
       stack_.push_back(In::detail);
       return true;
     default:
@@ -378,8 +384,22 @@ bool PhillyHandler::end_object() {
   stack_.pop_back();
   if (ended == In::job) end_job();
   else if (ended == In::attempt) end_attempt();
-  else if (ended == In::detail) ++details_;
+  else if (ended == In::detail) end_detail();
   return true;
+}
+
+// One machine listed twice in an attempt, naming a GPU again, would count that GPU twice.
+void PhillyHandler::end_detail() {
+  if (!detail_ip_.empty())
+    for (const std::string& gpu : gpu_names_) {
+      std::pair<std::string, std::string> id{detail_ip_, gpu};
+      if (std::find(attempt_.machine_gpus.begin(), attempt_.machine_gpus.end(), id) != attempt_.machine_gpus.end())
+        bad(fmt::format("attempts[{}].detail[{}].gpus", job_.attempts.size(), details_), gpu,
+            fmt::format("names a GPU of machine {} that an earlier detail entry names", detail_ip_));
+      else
+        attempt_.machine_gpus.push_back(std::move(id));
+    }
+  ++details_;
 }
 
 void PhillyHandler::end_attempt() {
