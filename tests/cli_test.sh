@@ -511,13 +511,14 @@ expect 2 "exp-cut/runs.csv: holds 4 runs where config.json describes 12" -- repo
 mkdir -p "$TMP/exp-nan" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-nan/"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "avg_bsld") c = i } NR == 3 { $c = "nan" } { print }' \
   "$TMP/exp/runs.csv" > "$TMP/exp-nan/runs.csv"
-expect 2 "exp-nan/runs.csv: run 2 \(window [0-9]+:64, policy sjf\): avg_bsld 'nan' is not a number" -- report "$TMP/exp-nan"
+expect 2 "exp-nan/runs.csv:3: field 'avg_bsld': value 'nan' is not a number" -- report "$TMP/exp-nan"
 # What only the outputs read may change behind --resume: every run is reused, the summary rewritten.
-mkdir -p "$TMP/exp-rebased" && cp -r "$TMP/exp"/* "$TMP/exp-rebased/"
+mkdir -p "$TMP/exp-rebased" && cp -r "$TMP/exp"/* "$TMP/exp-rebased/" && touch "$TMP/exp-rebased/report.md"
 { cat "$TMP/exp.yaml"; echo "baselines: [sjf]"; echo "description: against sjf"; } > "$TMP/exp-rebased.yaml"
 expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp-rebased.yaml" --out "$TMP/exp-rebased" --quiet --resume
 grep -q "Improvement over sjf" "$TMP/exp-rebased/summary.md" || fail "the resumed summary.md lacks the new baseline"
 grep -q "Improvement over fcfs" "$TMP/exp-rebased/summary.md" && fail "the resumed summary.md kept the old baseline"
+[ -e "$TMP/exp-rebased/report.md" ] && fail "the resume kept report.md, drawn for the old baselines"
 # The shipped comparison runs whole: every model it names loads and every run completes.
 expect 0 "1800 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/paper-generated.yaml" --out "$TMP/paper" --quiet

@@ -211,7 +211,7 @@ TEST(PhillyReader, ErrorsNameFilePositionAndField) {
       {one_job(when, list({attempt(start, end, "[{\"ip\": \"m\", \"gpus\": [\"gpu0\", \"gpu0\"]}]")})),
        {"t.json:3:", "field 'attempts[0].detail[0].gpus[1]'", "value 'gpu0'", "names a GPU twice"}},
       {one_job(when, list({attempt(start, end, "[{\"ip\": \"m\", \"gpus\": [\"gpu0\"]}, {\"gpus\": [\"gpu1\", \"gpu0\"], \"ip\": \"m\"}]")})),
-       {"t.json:3:", "field 'attempts[0].detail[1].gpus'", "value 'gpu0'", "names a GPU of machine m that an earlier detail entry names"}},
+       {"t.json:3:", "field 'attempts[0].detail[1].gpus[1]'", "value 'gpu0'", "names a GPU of machine m that an earlier detail entry names"}},
       {one_job(when, list({attempt(start, end, kOneGpu), attempt("7", end, kOneGpu)})),
        {"t.json:3:", "field 'attempts[1].start_time'", "value '7'"}},
       {one_job(when, list({attempt(start, end, "{\"ip\": \"m\"}")})),

@@ -499,7 +499,11 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
     // The config file's own path may differ (./exp.yaml, another working folder), and so may what only
     // the outputs read (they are written again from the runs); what the runs depend on may not.
     Json a = previous, b = Json::parse(json_text(effective));  // as written: bytes that are not UTF-8 replaced
-    for (const char* key : {"config_file", "name", "description", "baselines", "bootstrap"}) a.erase(key), b.erase(key);
+    bool outputs_change = false;
+    for (const char* key : {"config_file", "name", "description", "baselines", "bootstrap"}) {
+      outputs_change |= key != std::string("config_file") && a.value(key, Json()) != b.value(key, Json());
+      a.erase(key), b.erase(key);
+    }
     if (a.contains("inputs") && a["inputs"] != b["inputs"]) {
       for (const auto& [file, digest] : b["inputs"].items())
         if (a["inputs"].value(file, "") != digest)
@@ -513,6 +517,10 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
       throw InputError(fmt::format("--resume: {} was written by a different config ('{}' differs); choose another --out",
                                    (out / "config.json").string(), path));
     }
+    // What the old name, description, baselines or bootstrap produced goes now, so that a resume stopped
+    // before its end leaves no summary or report that config.json no longer describes.
+    if (outputs_change)
+      for (const char* f : {"summary.csv", "summary.md", "report.md", "report.html", "figures"}) fs::remove_all(out / f, ec);
   }
   fs::create_directories(out / "runs", ec);
   if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out_dir, ec.message()));

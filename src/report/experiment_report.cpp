@@ -47,6 +47,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
     if (fields.size() != t.header.size())
       throw InputError::at(source, number, "", "", fmt::format("has {} fields, the header {}", fields.size(), t.header.size()));
     t.rows.push_back(fields);
+    t.row_lines.push_back(record_line);
   }
   // A quote left open to the end would drop the last record silently (a file cut short).
   if (!record.empty()) throw InputError::at(source, record_line, "", "", "ends inside a quoted field opened here (is the file cut short?)");
@@ -335,18 +336,19 @@ constexpr MetricPanel kBoxPanels[] = {{"avg_wait_s", "average wait per window (h
                                       {"avg_bsld", "average bounded slowdown per window", 1},
                                       {"gpu_utilization", "GPU utilisation per window (%)", 100}};
 
-// The box plots' values: the experiment writes a finite number, or nothing where a metric is undefined.
-// Anything else (nan, inf, text) was edited in, and leaving it out would shrink a box without a word.
+// What the box plots read: a completed run has a finite number in each of these columns. Anything else
+// (empty, nan, inf, text) was edited in, and leaving the run out would shrink a box without a word.
 void check_run_values(const CsvTable& runs) {
-  const std::size_t sc = runs.column("status"), wc = runs.column("window"), pc = runs.column("policy");
-  for (const auto& panel : kBoxPanels) {
-    const std::size_t mc = runs.column(panel.metric);
+  const std::size_t sc = runs.column("status");
+  std::vector<const char*> columns{"jobs_completed"};
+  for (const auto& panel : kBoxPanels) columns.push_back(panel.metric);
+  for (const char* name : columns) {
+    const std::size_t mc = runs.column(name);
     for (std::size_t i = 0; i < runs.rows.size(); ++i) {
       const auto& r = runs.rows[i];
-      if (r[sc] == "completed" && !csv::trim(r[mc]).empty() && !csv::parse_double(r[mc]))
-        throw InputError(fmt::format("{}: run {} (window {}, policy {}): {} '{}' {} (the experiment writes a finite number or "
-                                     "nothing)",
-                                     runs.source, i + 1, r[wc], r[pc], panel.metric, r[mc], csv::not_a_number_reason(r[mc])));
+      if (r[sc] == "completed" && !csv::parse_double(r[mc]))
+        throw InputError::at(runs.source, runs.row_lines[i], name, r[mc],
+                             fmt::format("{} (a completed run has a number here)", csv::not_a_number_reason(r[mc])));
     }
   }
 }

@@ -15,6 +15,7 @@ struct CsvTable {
   std::string source;
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  std::vector<long> row_lines;  // the line each row starts on, for messages (parse and read only)
   static CsvTable parse(const std::string& text, const std::string& source);
   static CsvTable read(const std::string& path);
   // The table as CSV text: the header, then the rows, each field quoted only where CSV needs it.

@@ -31,6 +31,8 @@
 #include <cstddef>
 #include <iterator>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "core/datetime.h"
 #include "core/error.h"
@@ -86,7 +88,7 @@ struct Attempt {
   std::optional<Seconds> start, end;
   std::string start_text, end_text;  // for messages
   long gpus = 0;
-  std::vector<std::pair<std::string, std::string>> machine_gpus;  // (ip, GPU id) of the detail entries with an ip
+  std::set<std::pair<std::string, std::string>> machine_gpus;  // (ip, GPU id) of the detail entries with an ip
 };
 
 // The job being read, with absolute times.
@@ -391,14 +393,10 @@ bool PhillyHandler::end_object() {
 // One machine listed twice in an attempt, naming a GPU again, would count that GPU twice.
 void PhillyHandler::end_detail() {
   if (!detail_ip_.empty())
-    for (const std::string& gpu : gpu_names_) {
-      std::pair<std::string, std::string> id{detail_ip_, gpu};
-      if (std::find(attempt_.machine_gpus.begin(), attempt_.machine_gpus.end(), id) != attempt_.machine_gpus.end())
-        bad(fmt::format("attempts[{}].detail[{}].gpus", job_.attempts.size(), details_), gpu,
+    for (std::size_t k = 0; k < gpu_names_.size(); ++k)  // the list's ids, each once and in order
+      if (!attempt_.machine_gpus.emplace(detail_ip_, gpu_names_[k]).second)
+        bad(fmt::format("attempts[{}].detail[{}].gpus[{}]", job_.attempts.size(), details_, k), gpu_names_[k],
             fmt::format("names a GPU of machine {} that an earlier detail entry names", detail_ip_));
-      else
-        attempt_.machine_gpus.push_back(std::move(id));
-    }
   ++details_;
 }
 
