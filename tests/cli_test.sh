@@ -530,6 +530,9 @@ fi
 # The helios-users models on five independent workloads, and their windows pooled into one comparison.
 expect 0 "5500 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
   --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic-seeds.yaml" --out "$TMP/seeds" --quiet
+# The contended philly-users and alibaba-users workloads: every heuristic's run completes.
+expect 0 "7500 runs \(0 reused from an earlier invocation, 0 failed\)" -- experiment \
+  --config "$(cd "$(dirname "$0")/.." && pwd)/experiments/realistic-loaded.yaml" --out "$TMP/loaded" --quiet
 POOL="$(dirname "$0")/../scripts/pooled-improvement.py"
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   pooled=$(/usr/bin/python3 "$POOL" "$TMP/seeds/runs.csv" --baseline sjf-sampled 2>&1) || fail "pooled-improvement failed: $pooled"
