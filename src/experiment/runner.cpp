@@ -499,9 +499,10 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
     // The config file's own path may differ (./exp.yaml, another working folder), and so may what only
     // the outputs read (they are written again from the runs); what the runs depend on may not.
     Json a = previous, b = Json::parse(json_text(effective));  // as written: bytes that are not UTF-8 replaced
+    a.erase("config_file"), b.erase("config_file");
     bool outputs_change = false;
-    for (const char* key : {"config_file", "name", "description", "baselines", "bootstrap"}) {
-      outputs_change |= key != std::string("config_file") && a.value(key, Json()) != b.value(key, Json());
+    for (const char* key : {"name", "description", "baselines", "bootstrap"}) {
+      outputs_change |= a.value(key, Json()) != b.value(key, Json());
       a.erase(key), b.erase(key);
     }
     if (a.contains("inputs") && a["inputs"] != b["inputs"]) {

@@ -366,7 +366,8 @@ void box_figure(Script& s, const WorkloadInfo& w, const CsvTable& runs) {
       std::vector<double> v;
       for (const auto& r : runs.rows)
         // Runs where no job ran (every one rejected) are left out, as the summaries leave them out.
-        if (r[cc] == w.cluster && r[tc] == w.trace && r[pc] == w.policies[p] && r[sc] == "completed" && csv::parse_double(r[jc]).value_or(0) > 0)
+        if (r[cc] == w.cluster && r[tc] == w.trace && r[pc] == w.policies[p] && r[sc] == "completed" &&
+            csv::parse_double(r[jc]).value_or(0) > 0)
           if (const auto x = csv::parse_double(r[mc])) v.push_back(*x * panel.scale);
       if (v.empty()) continue;
       const Box b = box(v);
