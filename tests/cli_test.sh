@@ -498,6 +498,13 @@ expect 0 "fcfs@milp" -- simulate --placement milp --milp-extra-nodes 64 --milp-t
 if command -v gnuplot >/dev/null; then
   expect 0 "wrote .*report.html" -- report "$TMP/exp"
   grep -q "<svg\|data:image/svg" "$TMP/exp/report.html" || fail "report.html has no figure"
+  # Figures an earlier report drew and this one does not go; other files stay.
+  drawn=$(ls "$TMP/exp/figures" | grep -c '\.png$')
+  touch "$TMP/exp/figures/gone.png" "$TMP/exp/figures/gone.svg" "$TMP/exp/figures/notes.txt"
+  expect 0 "wrote .*report.html" -- report "$TMP/exp"
+  [ -e "$TMP/exp/figures/gone.png" ] || [ -e "$TMP/exp/figures/gone.svg" ] && fail "a report left a figure it did not draw"
+  [ -e "$TMP/exp/figures/notes.txt" ] || fail "a report removed a file that is not a figure"
+  [ "$(ls "$TMP/exp/figures" | grep -c '\.png$')" = "$drawn" ] || fail "a second report drew other figures than the first"
 fi
 expect 2 "not an experiment folder" -- report "$TMP"
 # An edited config.json that lacks a key the report reads: a clear error, and no figure drawn first.

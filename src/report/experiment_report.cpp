@@ -585,12 +585,29 @@ std::string summary_markdown(const Json& config, const CsvTable& summary) {
   return out;
 }
 
+// Removes the PNG and SVG files under `figures` that `script` does not draw: figures of an earlier
+// report that this one has not (report.md must describe every figure in the folder).
+void remove_stale_figures(const Script& script, const fs::path& figures) {
+  std::set<std::string> drawn;
+  for (const Figure& f : script.figures) drawn.insert(f.name);
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(figures, ec)) {
+    const fs::path& p = e.path();
+    if ((p.extension() == ".png" || p.extension() == ".svg") && e.is_regular_file() && !drawn.contains(p.stem().string())) {
+      fs::remove(p, ec);
+      if (ec) throw InputError(fmt::format("{}: cannot remove a figure of an earlier report: {}", p.string(), ec.message()));
+    }
+  }
+  if (ec) throw InputError(fmt::format("{}: cannot list the folder: {}", figures.string(), ec.message()));
+}
+
 // Writes figures.gp for `script` under `figures`, runs gnuplot on it, and checks that every figure was
 // drawn as PNG and SVG; returns the figures' names.
 std::vector<std::string> render_figures(const Script& script, const fs::path& figures, const ReportOptions& options) {
   std::error_code ec;
   fs::create_directories(figures, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
+  remove_stale_figures(script, figures);
   std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
   text += "set encoding utf8\n";
   // Linetype i is series i's style, for plots that pick colours by `lc variable`.
