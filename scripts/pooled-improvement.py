@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pools an experiment's workloads into one paired comparison against a baseline policy.
 
-    scripts/pooled-improvement.py RUNS_CSV --baseline sjf-sampled [--metric avg_bsld] [--trace PREFIX]
+    scripts/pooled-improvement.py RUNS_CSV --baseline sjf-sampled [--bound NAME] [--metric avg_bsld] [--trace PREFIX]
 
 `rltune experiment` compares policies per workload (summary.csv). Where several workloads are
 independent draws of one family (experiments/realistic-seeds.yaml), this pools their windows: the
@@ -10,6 +10,11 @@ and its 95% interval from a paired bootstrap that resamples windows within each 
 workload keeps its number of windows, so a workload's weight does not change from resample to
 resample). Each policy is also shown per workload. Only completed runs count, and a policy must have
 run on exactly the windows the baseline ran on, or the script stops with an error.
+
+With --bound (a policy given more information, such as oracle runtimes), each policy's row also says
+how much of the gap between the baseline and the bound it closes, pooled as above: (baseline - policy)
+/ (baseline - bound) from the sums, 100% = as good as the bound, with an interval from the same
+resamples (those in which the bound is not better than the baseline are left out, and counted).
 """
 
 import argparse
@@ -59,6 +64,7 @@ def main():
     parser.add_argument("runs", help="an experiment's runs.csv")
     parser.add_argument("--baseline", required=True, help="the policy to compare against")
     parser.add_argument("--metric", default="avg_bsld", help="a column of runs.csv (default avg_bsld)")
+    parser.add_argument("--bound", help="a policy whose gap to the baseline the others are measured against")
     parser.add_argument("--trace", default="", help="only workloads whose trace name starts with this")
     parser.add_argument("--resamples", type=int, default=10000, help="bootstrap resamples (default 10000)")
     parser.add_argument("--seed", type=int, default=1, help="bootstrap seed (default 1)")
@@ -80,28 +86,50 @@ def main():
     b = {w: np.array([base[w][x] for x in windows[w]]) for w in workloads}
     b_sum = sum(v.sum() for v in b.values())
     b_boot = sum(b[w][picks[w]].sum(axis=1) for w in workloads)
+    if a.bound is not None and (a.bound not in values or a.bound == a.baseline):
+        sys.exit(f"--bound {a.bound}: not a policy other than the baseline with completed runs (policies: {', '.join(sorted(values))})")
     print(f"{a.metric}: {len(workloads)} workloads, {sum(len(v) for v in windows.values())} windows; "
           f"positive = better than {a.baseline}")
     names = [w[1] for w in workloads]
     widths = [max(len(n), 8) + 2 for n in names]
-    print("policy".ljust(28) + "mean".rjust(9) + "   pooled [95% CI]".ljust(28) + "".join(n.rjust(k) for n, k in zip(names, widths)))
-    for policy in sorted(values, key=lambda p: (p != a.baseline, p)):
+
+    def sums(policy):
+        """The policy's pooled sum and its bootstrap sums, on the baseline's windows."""
         runs = values[policy]
         if sorted(runs) != workloads or any(sorted(runs[w]) != windows[w] for w in workloads):
             sys.exit(f"{policy}: did not run on exactly the windows {a.baseline} ran on")
         p = {w: np.array([runs[w][x] for x in windows[w]]) for w in workloads}
-        p_sum = sum(v.sum() for v in p.values())
+        return p, sum(v.sum() for v in p.values()), sum(p[w][picks[w]].sum(axis=1) for w in workloads)
+
+    gap_column = ""
+    if a.bound is not None:
+        _, o_sum, o_boot = sums(a.bound)
+        if (b_sum - o_sum) * (1 if lower else -1) <= 0:
+            sys.exit(f"--bound {a.bound}: no better than {a.baseline} on these windows: there is no gap to close")
+        gap_ok = (b_boot - o_boot) * (1 if lower else -1) > 0
+        gap_column = f"gap to {a.bound} closed"
+        gap_column = gap_column.ljust(max(25, len(gap_column) + 2))
+        if not gap_ok.all():
+            print(f"({(~gap_ok).sum()} of {a.resamples} resamples in which {a.bound} is not better than {a.baseline} "
+                  f"are left out of the gap's interval)")
+    print("policy".ljust(28) + "mean".rjust(9) + "   pooled [95% CI]".ljust(28) + gap_column +
+          "".join(n.rjust(k) for n, k in zip(names, widths)))
+    for policy in sorted(values, key=lambda p: (p != a.baseline, p)):
+        p, p_sum, p_boot = sums(policy)
         count = sum(len(v) for v in p.values())
-        interval, cells = "", ""
+        interval, cells, closed = "", "", ""
+        if a.bound is not None:
+            share = 100.0 * (b_boot[gap_ok] - p_boot[gap_ok]) / (b_boot[gap_ok] - o_boot[gap_ok])
+            closed = (f"{100.0 * (b_sum - p_sum) / (b_sum - o_sum):+6.1f}% "
+                      f"[{np.quantile(share, 0.025):+.1f}, {np.quantile(share, 0.975):+.1f}]").ljust(len(gap_column))
         if policy != a.baseline and b_sum != 0:
-            p_boot = sum(p[w][picks[w]].sum(axis=1) for w in workloads)
             ok = b_boot != 0
             boot = improvement(b_boot[ok], p_boot[ok], lower)
             interval = f"{improvement(b_sum, p_sum, lower):+6.1f}% [{np.quantile(boot, 0.025):+.1f}, {np.quantile(boot, 0.975):+.1f}]"
         if policy != a.baseline:
             cells = "".join(("" if b[w].sum() == 0 else f"{improvement(b[w].sum(), p[w].sum(), lower):+.1f}%").rjust(k)
                             for w, k in zip(workloads, widths))
-        print((policy.ljust(28) + f"{p_sum / count:9.3f}   " + interval.ljust(25) + cells).rstrip())
+        print((policy.ljust(28) + f"{p_sum / count:9.3f}   " + interval.ljust(25) + closed + cells).rstrip())
 
 
 if __name__ == "__main__":

@@ -551,6 +551,14 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   printf 'c,w1,0:2,new,completed,1\nc,w1,2:2,new,completed,1\nc,w2,0:2,new,completed,4\nc,w2,2:2,new,completed,4\n' >> "$TMP/pool.csv"
   pooled=$(/usr/bin/python3 "$POOL" "$TMP/pool.csv" --baseline base 2>&1)
   echo "$pooled" | grep -qE "^new +2.500 +\+16.7% \[\+16.7, \+16.7\] +\+50.0% +\+0.0%$" || fail "pooled-improvement hand-worked case: $pooled"
+  # --bound: the share of the base-to-bound gap closed, 12 -> 10 of 12 -> 6.
+  cp "$TMP/pool.csv" "$TMP/pool-bound.csv"
+  printf 'c,w1,0:2,bound,completed,1\nc,w1,2:2,bound,completed,1\nc,w2,0:2,bound,completed,2\nc,w2,2:2,bound,completed,2\n' >> "$TMP/pool-bound.csv"
+  pooled=$(/usr/bin/python3 "$POOL" "$TMP/pool-bound.csv" --baseline base --bound bound 2>&1)
+  echo "$pooled" | grep -qE "^new +2.500 +\+16.7% \[\+16.7, \+16.7\] +\+33.3% \[\+33.3, \+33.3\] +\+50.0% +\+0.0%$" \
+    || fail "pooled-improvement --bound hand-worked case: $pooled"
+  pooled=$(/usr/bin/python3 "$POOL" "$TMP/pool-bound.csv" --baseline bound --bound new 2>&1) && fail "pooled-improvement: a bound worse than the baseline passed"
+  echo "$pooled" | grep -q "bound new: no better than bound on these windows" || fail "pooled-improvement bound no better: $pooled"
   pooled=$(/usr/bin/python3 "$POOL" "$TMP/pool.csv" --baseline nobody 2>&1) && fail "pooled-improvement: an unknown baseline passed"
   echo "$pooled" | grep -q "no completed run of it (policies: base, new)" || fail "pooled-improvement unknown baseline: $pooled"
   printf 'c,w1,0:2,new,completed,1\n' >> "$TMP/pool.csv"
