@@ -1,5 +1,6 @@
 // `rltune experiment --config EXP.yaml --out DIR` and `rltune report DIR`.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <iostream>
@@ -26,6 +27,14 @@ struct ExperimentArgs {
   bool report = false;
 };
 
+// Says which figures of an earlier report a report removed (nothing when none): a user who put them
+// there learns where they went.
+std::string removed_note(const report::ReportOutcome& r) {
+  if (r.removed.empty()) return "";
+  return fmt::format("removed {} files of an earlier report's figures that this one does not draw: {}\n", r.removed.size(),
+                     fmt::join(r.removed, ", "));
+}
+
 int run_experiment(const ExperimentArgs& a) {
   const Comm& comm = world();
   experiment::Config config;
@@ -48,7 +57,7 @@ int run_experiment(const ExperimentArgs& a) {
                            a.out);
   if (a.report && comm.rank() == 0) {
     const auto r = report::make_report(a.out);
-    std::cout << fmt::format("wrote report.html, report.md and {} figures under {}/figures\n", r.figures.size(), a.out);
+    std::cout << fmt::format("wrote report.html, report.md and {} figures under {}/figures\n{}", r.figures.size(), a.out, removed_note(r));
   }
   if (o.failed > 0) {
     std::cerr << fmt::format("rltune: {} runs failed; their errors are in {}/runs.csv\n", o.failed, a.out);
@@ -79,8 +88,8 @@ Command add_report(CLI::App& app) {
   sub->add_option("--gnuplot", *gnuplot, "The gnuplot program")->capture_default_str();
   return {sub, [dir, gnuplot] {
             const auto r = report::make_report(*dir, {.gnuplot = *gnuplot});
-            std::cout << fmt::format("wrote {}/report.html, {}/report.md and {} figures (PNG and SVG) under {}/figures\n", *dir,
-                                     *dir, r.figures.size(), *dir);
+            std::cout << fmt::format("wrote {}/report.html, {}/report.md and {} figures (PNG and SVG) under {}/figures\n{}", *dir,
+                                     *dir, r.figures.size(), *dir, removed_note(r));
             return 0;
           }};
 }

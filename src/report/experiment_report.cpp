@@ -585,29 +585,35 @@ std::string summary_markdown(const Json& config, const CsvTable& summary) {
   return out;
 }
 
-// Removes the PNG and SVG files under `figures` that `script` does not draw: figures of an earlier
-// report that this one has not (report.md must describe every figure in the folder).
-void remove_stale_figures(const Script& script, const fs::path& figures) {
+// Removes the PNG and SVG files an earlier report left under `figures` that `script` does not draw,
+// so that the folder holds what report.md shows; returns their names.
+std::vector<std::string> remove_stale_figures(const Script& script, const fs::path& figures) {
   std::set<std::string> drawn;
   for (const Figure& f : script.figures) drawn.insert(f.name);
+  std::vector<fs::path> stale;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(figures, ec)) {
-    const fs::path& p = e.path();
-    if ((p.extension() == ".png" || p.extension() == ".svg") && e.is_regular_file() && !drawn.contains(p.stem().string())) {
-      fs::remove(p, ec);
-      if (ec) throw InputError(fmt::format("{}: cannot remove a figure of an earlier report: {}", p.string(), ec.message()));
-    }
+  for (fs::directory_iterator it(figures, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if ((p.extension() == ".png" || p.extension() == ".svg") && !drawn.contains(p.stem().string()) && it->is_regular_file(ec))
+      stale.push_back(p);
   }
   if (ec) throw InputError(fmt::format("{}: cannot list the folder: {}", figures.string(), ec.message()));
+  std::sort(stale.begin(), stale.end());
+  std::vector<std::string> removed;
+  for (const fs::path& p : stale) {
+    if (!fs::remove(p, ec) && ec)
+      throw InputError(fmt::format("{}: cannot remove this figure of an earlier report: {}", p.string(), ec.message()));
+    removed.push_back(p.filename().string());
+  }
+  return removed;
 }
 
 // Writes figures.gp for `script` under `figures`, runs gnuplot on it, and checks that every figure was
-// drawn as PNG and SVG; returns the figures' names.
-std::vector<std::string> render_figures(const Script& script, const fs::path& figures, const ReportOptions& options) {
+// drawn as PNG and SVG; then removes an earlier report's figures that it did not draw.
+ReportOutcome render_figures(const Script& script, const fs::path& figures, const ReportOptions& options) {
   std::error_code ec;
   fs::create_directories(figures, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
-  remove_stale_figures(script, figures);
   std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
   text += "set encoding utf8\n";
   // Linetype i is series i's style, for plots that pick colours by `lc variable`.
@@ -641,7 +647,7 @@ std::vector<std::string> render_figures(const Script& script, const fs::path& fi
         throw InputError(fmt::format("gnuplot wrote no {} (see {})", (figures / (f.name + ext)).string(), log.string()));
     names.push_back(f.name);
   }
-  return names;
+  return {names, remove_stale_figures(script, figures)};
 }
 
 // report.html: one self-contained page (inline styles, figures as inline SVG) around `body`.
@@ -724,7 +730,7 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   }
 
   const fs::path figures = dir / "figures";
-  ReportOutcome outcome{render_figures(script, figures, options)};
+  ReportOutcome outcome = render_figures(script, figures, options);
   std::map<std::string, const Figure*> by_name;
   for (const Figure& f : script.figures) by_name[f.name] = &f;
 

@@ -46,6 +46,7 @@ struct ReportOptions {
 
 struct ReportOutcome {
   std::vector<std::string> figures;  // base names under figures/, each written as .png and .svg
+  std::vector<std::string> removed;  // files under figures/ that an earlier report drew and this one did not
 };
 
 // Writes DIR/figures/*.png and *.svg (with the gnuplot script that drew them, figures.gp), DIR/report.md
