@@ -245,6 +245,36 @@ TEST(RltuneReader, RejectsBadRowsWithPosition) {
   EXPECT_NE(bad_cpus.find("out of range"), std::string::npos) << bad_cpus;
 }
 
+// Decimals are tolerated in this format; a GPU count is rounded up with its fraction kept, as every
+// reader keeps one (1.4 GPUs is 2 held, not 1), and -1 alone means none.
+TEST(RltuneReader, AFractionalGpuCountIsRoundedUpAndKept) {
+  const Trace t = read("a,1,0,25,0.5,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n"
+                       "b,2,0,25,1.4,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n"
+                       "c,3,0,25,2.0,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n"
+                       "d,4,0,25,-1,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n",
+                       format("rltune"));
+  ASSERT_EQ(t.jobs.size(), 4u);
+  EXPECT_EQ(t.jobs[0].gpus, 1);
+  EXPECT_DOUBLE_EQ(t.jobs[0].gpu_demand, 0.5);
+  EXPECT_EQ(t.jobs[1].gpus, 2);
+  EXPECT_DOUBLE_EQ(t.jobs[1].gpu_demand, 1.4);
+  EXPECT_EQ(t.jobs[2].gpus, 2);
+  EXPECT_EQ(t.jobs[2].gpu_demand, -1);  // a whole number: no fraction to keep
+  EXPECT_EQ(t.jobs[3].gpus, 0);
+  const std::string negative = error_of("a,1,0,25,-0.5,-1,-1,-1,-1,-1,2,2,1,-1,0,-1,-1,-1,0\n", format("rltune"));
+  EXPECT_NE(negative.find("field 'column 4 (num_gpus)': value '-0.5' is out of range"), std::string::npos) << negative;
+}
+
+TEST(HeliosReader, AFractionalGpuCountIsRoundedUpAndKept) {
+  const Trace t = read(
+      "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+      "a,u,v,1.4,4,1,COMPLETED,2020-04-01 00:00:00,,,600,0\n",
+      format("helios"));
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].gpus, 2);
+  EXPECT_DOUBLE_EQ(t.jobs[0].gpu_demand, 1.4);
+}
+
 TEST(Readers, AutoDetectionAndUnknownFormat) {
   EXPECT_EQ(read("job_id,submit_time,duration,num_gpus\na,1,1,1\n").format, "canonical");
   EXPECT_EQ(read(kRltuneRows).format, "rltune");

@@ -30,7 +30,7 @@ void read_helios(std::istream& in, const ReadOptions&, RowSink& sink) {
     job.source_line = rows.line();
     job.id = std::string(rows.text(id));
     const auto s = rows.datetime(submit);
-    const auto g = rows.integer(gpus);
+    const auto g = rows.number(gpus);  // a fraction is rounded up and kept, as in the rltune and SWF formats
     const auto c = rows.integer(cpus, -1);
     auto d = rows.integer(duration, -1);
     if (rows.ok() && *d < 0 && rows.text(duration).empty()) {
@@ -45,12 +45,12 @@ void read_helios(std::istream& in, const ReadOptions&, RowSink& sink) {
     }
     if (!rows.ok()) continue;
     if (*d < 0) rows.fail(duration, rows.text(duration), "must be >= 0");
-    if (*g < 0 || *g > 1'000'000) rows.fail(gpus, rows.text(gpus), "must be between 0 and 1e6");
+    if (!(*g >= 0 && *g <= 1'000'000)) rows.fail(gpus, rows.text(gpus), "must be between 0 and 1e6");
     if (*c < -1 || *c > 1'000'000) rows.fail(cpus, rows.text(cpus), "must be between 0 and 1e6");
     if (!rows.ok()) continue;
     job.submit = *s;
     job.duration = *d;
-    job.gpus = static_cast<int>(*g);
+    set_gpus(job, *g);
     job.cpus = static_cast<int>(*c);
     job.vc = std::string(rows.text(vc));
     job.user = std::string(rows.text(user));

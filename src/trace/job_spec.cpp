@@ -37,6 +37,11 @@ int whole_count(double demand) {
   return demand > 0 ? static_cast<int>(std::max(1.0, std::ceil(demand - 1e-6))) : 0;
 }
 
+void set_gpus(JobSpec& job, double demand) {
+  job.gpus = whole_count(demand);
+  if (std::abs(demand - std::round(demand)) > 1e-6) job.gpu_demand = demand;
+}
+
 void sort_by_submit(std::vector<JobSpec>& jobs) {
   const auto earlier = [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; };
   if (std::is_sorted(jobs.begin(), jobs.end(), earlier)) return;  // the usual case, and a stable no-op

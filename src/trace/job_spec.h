@@ -56,6 +56,8 @@ std::string join_gpu_types(const std::vector<std::string>& types);
 // within 1e-6 of a whole number (float noise in summed shares) as that number. Every reader that turns
 // a fractional demand into a count uses it, and the canonical reader accepts what it gives.
 int whole_count(double demand);
+// Sets `job.gpus` to whole_count(demand), and keeps a demand that is not a whole number in gpu_demand.
+void set_gpus(JobSpec& job, double demand);
 
 // Sorts jobs stably by submit time (trace order among equal submit times is kept).
 void sort_by_submit(std::vector<JobSpec>& jobs);

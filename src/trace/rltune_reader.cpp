@@ -57,6 +57,17 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
       }
       return *v;
     };
+    // GPUs may be fractional (decimals are tolerated): rounded up, the fraction kept, as SWF's are.
+    const auto number = [&](int c, const char* name) -> double {
+      const auto v = csv::parse_double(fields[c]);
+      if (!v) {
+        sink.bad_row(line_no, fmt::format("column {} ({})", c, name), std::string(csv::trim(fields[c])),
+                     csv::not_a_number_reason(csv::trim(fields[c])));
+        ok = false;
+        return -1;
+      }
+      return *v;
+    };
     // Optional coded column: -1 (or beyond the row) = missing.
     const auto code = [&](int c, const char* name) -> long long {
       if (c < 0 || c >= static_cast<int>(fields.size())) return -1;
@@ -67,15 +78,15 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
     job.id = std::string(csv::trim(fields[kJobId]));
     job.submit = integer(kSubmit, "submit_time");
     const long long runtime = ok ? integer(kRunTime, "run_time") : 0;
-    const long long gpus = ok ? integer(kGpus, "num_gpus") : 0;
+    const double gpus = ok ? number(kGpus, "num_gpus") : 0;
     const long long cpus = ok ? integer(kCpus, "request_cpus") : 0;
     const long long requested = ok ? integer(kRequestTime, "request_time") : 0;
     const long long memory = ok ? integer(kMemory, "request_memory") : 0;
     const long long vc = ok ? code(options.vc_column, "vc") : 0;
     const long long type = ok ? code(options.gpu_type_column, "gpu_type") : 0;
     if (!ok) continue;
-    if (gpus < -1 || gpus > 1'000'000) {
-      sink.bad_row(line_no, "column 4 (num_gpus)", std::to_string(gpus), "is out of range");
+    if ((gpus < 0 && gpus != -1) || gpus > 1'000'000) {
+      sink.bad_row(line_no, "column 4 (num_gpus)", csv::format_number(gpus), "is out of range");
       continue;
     }
     if (cpus > 1'000'000) {  // negative: none requested
@@ -88,7 +99,7 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
       continue;
     }
     job.duration = runtime == -1 ? kMissingRuntime : runtime;
-    job.gpus = static_cast<int>(gpus == -1 ? 0 : gpus);
+    set_gpus(job, gpus == -1 ? 0 : gpus);
     job.cpus = cpus < 0 ? -1 : static_cast<int>(cpus);
     job.requested_time = requested < 0 ? -1 : requested;
     // Read only by the published multifactor, and as leniently as the rest: a value that is no number

@@ -67,9 +67,7 @@ void read_swf(std::istream& in, const ReadOptions& options, RowSink& sink) {
     job.submit = *submit;
     job.duration = *run;
     // A fraction is kept, as the PAI and openb readers keep theirs.
-    const double demand = static_cast<double>(p) * options.gpus_per_proc;
-    job.gpus = whole_count(demand);
-    if (std::abs(demand - std::round(demand)) > 1e-6) job.gpu_demand = demand;
+    set_gpus(job, static_cast<double>(p) * options.gpus_per_proc);
     job.requested_time = *requested_time >= 0 ? *requested_time : -1;
     if (const auto wait = csv::parse_int_rounding(rows.text(kWait))) job.recorded_wait = *wait;  // as the rltune reader
     // SWF status codes: 0 failed, 1 completed, 5 cancelled; others are kept as numbers.
