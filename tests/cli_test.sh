@@ -150,6 +150,8 @@ expect 0 "after up to 300 warm-up jobs" -- simulate --policy fcfs,sjf --window 4
 [ "$(grep -c . "$TMP/warm/jobs.csv")" -eq 101 ] && grep -q '"warmup": 300' "$TMP/warm/config.json" \
   || fail "warm windows: only the window's 100 jobs are written, and config.json records the warm-up"
 expect 2 "--warmup: -1 is not between 0 and 100000000" -- simulate --warmup -1
+expect 2 "--warmup 10: no window starts after the trace's first job" -- simulate --warmup 10
+expect 2 "--warmup 10: no window starts after" -- simulate --window 0:100 --window 0:50 --warmup 10
 "$RLTUNE" simulate --runtime predicted:history --predict-last 4 --sample-jobs 300 --out "$TMP/pred" > /dev/null 2>&1
 grep -q '"predict_last": 4' "$TMP/pred/config.json" && grep -q '"runtime_estimates"' "$TMP/pred/summary.json" \
   || fail "predicted runtimes: config.json records predict_last and summary.json the estimates' accuracy"
@@ -582,6 +584,10 @@ expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacc
 
 # slurm: bad options, and a cycle whose Slurm commands cannot run is skipped (exit 1 with --once).
 expect 2 "--interval '5x'" -- slurm --interval 5x --once
+# The advisor has no finished jobs to predict from: its help offers no predicted-runtime option.
+expect 0 "--runtime NAME=requested +Runtime estimates: requested \(the jobs' time limits\) or oracle" -- slurm --help
+"$RLTUNE" slurm --help | grep -qE -- "--runtime-model|--predict-last|predicted" && fail "slurm --help offers predicted runtimes, which it refuses"
+expect 2 "--predict-last applies only to --runtime predicted" -- slurm --predict-last 3 --once --dry-run
 expect 2 "--log-format" -- slurm --log-format xml --once
 expect 2 "--timeout must be positive and at most a day" -- slurm --timeout inf --once
 expect 2 "--interval '1e300s': at most a day" -- slurm --interval 1e300s --once

@@ -40,6 +40,11 @@ int run_simulate(const SimulateArgs& a) {
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const trace::Trace trace = a.trace.load(cluster);
   const auto windows = sim::parse_windows(a.windows, trace.jobs.size());
+  // Warm-up jobs are those before a window: with none, --warmup would be accepted and do nothing.
+  if (a.warmup > 0 && std::all_of(windows.begin(), windows.end(), [](const sim::LabelledWindow& w) { return w.start == 0; }))
+    throw InputError(fmt::format("--warmup {}: no window starts after the trace's first job, so no job comes before one to warm "
+                                 "it up (give --window START:LEN with START > 0)",
+                                 a.warmup));
   const sim::EngineOptions engine_options = a.profile.engine();
   std::vector<policy::ProfileOptions> profiles;
   for (const auto& name : split_list(a.policies)) {

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "sim/engine.h"
 #include "slurm/loop.h"
 
 namespace rltune::cli {
@@ -89,6 +90,10 @@ Command add_slurm(CLI::App& app) {
   sub->add_option("--policy", args->policy, "Priority policy (heuristic or rl:DIR); NAME@PLACEMENT also places")
       ->capture_default_str();
   args->profile.add_options(*sub);
+  // Slurm has no finished jobs to predict from: predicted runtimes, and their options, are refused (run_slurm).
+  sub->get_option("--runtime")->description("Runtime estimates: requested (the jobs' time limits) or oracle");
+  sub->get_option("--runtime-model")->group("");
+  for (const auto& s : sim::engine_settings()) sub->get_option(s.flag)->group("");
   sub->add_option("--cluster-map", args->cluster_map, "Cluster YAML whose pools take the nodes of their gpu_type "
                                                       "(default: one pool per GPU type)");
   sub->add_option("--interval", args->interval, "Time between cycles (10s, 500ms, 2m)")->capture_default_str();
