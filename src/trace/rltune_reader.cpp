@@ -47,27 +47,17 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
     }
     widest = std::max(widest, fields.size());
     bool ok = true;
-    const auto integer = [&](int c, const char* name) -> long long {
-      const auto v = csv::parse_int_rounding(fields[c]);
+    // Column c parsed by `parse` (whole numbers rounded, or any number), -1 when it is no number.
+    const auto field = [&](int c, const char* name, auto parse) {
+      const auto v = parse(fields[c]);
       if (!v) {
         sink.bad_row(line_no, fmt::format("column {} ({})", c, name), std::string(csv::trim(fields[c])),
                      csv::not_a_number_reason(csv::trim(fields[c])));
         ok = false;
-        return -1;
       }
-      return *v;
+      return v.value_or(-1);
     };
-    // GPUs may be fractional (decimals are tolerated): rounded up, the fraction kept, as SWF's are.
-    const auto number = [&](int c, const char* name) -> double {
-      const auto v = csv::parse_double(fields[c]);
-      if (!v) {
-        sink.bad_row(line_no, fmt::format("column {} ({})", c, name), std::string(csv::trim(fields[c])),
-                     csv::not_a_number_reason(csv::trim(fields[c])));
-        ok = false;
-        return -1;
-      }
-      return *v;
-    };
+    const auto integer = [&](int c, const char* name) { return field(c, name, csv::parse_int_rounding); };
     // Optional coded column: -1 (or beyond the row) = missing.
     const auto code = [&](int c, const char* name) -> long long {
       if (c < 0 || c >= static_cast<int>(fields.size())) return -1;
@@ -78,7 +68,8 @@ void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
     job.id = std::string(csv::trim(fields[kJobId]));
     job.submit = integer(kSubmit, "submit_time");
     const long long runtime = ok ? integer(kRunTime, "run_time") : 0;
-    const double gpus = ok ? number(kGpus, "num_gpus") : 0;
+    // GPUs may be fractional (decimals are tolerated): rounded up, the fraction kept, as SWF's are.
+    const double gpus = ok ? field(kGpus, "num_gpus", csv::parse_double) : 0;
     const long long cpus = ok ? integer(kCpus, "request_cpus") : 0;
     const long long requested = ok ? integer(kRequestTime, "request_time") : 0;
     const long long memory = ok ? integer(kMemory, "request_memory") : 0;
