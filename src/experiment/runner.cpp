@@ -521,7 +521,10 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
     // What the old name, description, baselines or bootstrap produced goes now, so that a resume stopped
     // before its end leaves no summary or report that config.json no longer describes.
     if (outputs_change)
-      for (const char* f : {"summary.csv", "summary.md", "report.md", "report.html", "figures"}) fs::remove_all(out / f, ec);
+      for (const char* f : {"summary.csv", "summary.md", "report.md", "report.html", "figures"})
+        if (fs::remove_all(out / f, ec); ec)
+          throw InputError(fmt::format("--resume: cannot remove {}, which the changed config no longer describes: {}",
+                                       (out / f).string(), ec.message()));
   }
   fs::create_directories(out / "runs", ec);
   if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out_dir, ec.message()));
