@@ -92,11 +92,14 @@ Cluster load_cluster(const std::string& name_or_path) {
 }
 
 // A cluster argument: a Cluster, or a preset name or YAML file as --cluster takes.
-// A file name given as str or as a path object (pathlib.Path, os.PathLike); nullopt for anything else.
+// A file name given as str, bytes or a path object (pathlib.Path, os.PathLike); nullopt for anything
+// else. Encoded as open() encodes it (os.fsencode), so a name that is not valid UTF-8 still names its file.
 std::optional<std::string> path_text(const py::handle& value) {
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  if (py::hasattr(value, "__fspath__")) return py::module_::import("os").attr("fsdecode")(value).cast<std::string>();
-  return std::nullopt;
+  if (!py::isinstance<py::str>(value) && !py::isinstance<py::bytes>(value) && !py::hasattr(value, "__fspath__")) return std::nullopt;
+  auto path = py::module_::import("os").attr("fsencode")(value).cast<std::string>();
+  if (path.find('\0') != std::string::npos)  // the C library would read the name only up to it
+    throw InputError(fmt::format("{}: a file name cannot hold a NUL character", py::repr(value).cast<std::string>()));
+  return path;
 }
 
 Cluster as_cluster(const py::object& value) {
@@ -105,14 +108,19 @@ Cluster as_cluster(const py::object& value) {
   throw InputError("cluster: expected a Cluster, a preset name or a YAML file");
 }
 
-Trace read_trace(const std::vector<std::string>& paths, const trace::ReadOptions& options) {
+Trace read_trace(const std::vector<std::string>& paths, const trace::ReadOptions& options, std::span<const trace::GivenSetting> given = {}) {
   if (paths.empty()) throw InputError("read_trace: no file given");
-  return {std::make_shared<const trace::Trace>(trace::read_traces(paths, options))};
+  return {std::make_shared<const trace::Trace>(trace::read_traces_as_given(paths, options, given))};
 }
 
 Trace generate(const Cluster& cluster, const std::string& like, int jobs, double load, std::uint64_t seed) {
   const workload::WorkloadModel model = workload::load_model(like.empty() ? workload::default_family(cluster.spec->source) : like);
   return {std::make_shared<const trace::Trace>(workload::generate(model, *cluster.spec, {.jobs = jobs, .load = load, .seed = seed}))};
+}
+
+// True or False, as Python's or numpy's bool.
+bool is_flag(const py::handle& value) {
+  return py::isinstance<py::bool_>(value) || py::isinstance(value, py::module_::import("numpy").attr("bool_"));
 }
 
 // A keyword argument's value as T; ValueError naming the argument when it has another type. Whole
@@ -121,15 +129,25 @@ template <typename T>
 void take(const py::handle& value, const std::string& key, T& into) {
   const auto refuse = [&] { throw InputError(fmt::format("{}: {} is not a valid value", key, py::repr(value).cast<std::string>())); };
   if constexpr (std::is_same_v<T, bool>) {
-    if (!py::isinstance<py::bool_>(value) && !py::isinstance(value, py::module_::import("numpy").attr("bool_"))) refuse();
+    if (!is_flag(value)) refuse();
   } else if constexpr (std::is_integral_v<T>) {
     if (!PyIndex_Check(value.ptr()) || PyBool_Check(value.ptr())) refuse();  // True is not 1 here
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (is_flag(value)) refuse();  // nor 1.0
   }
   try {
     into = value.cast<T>();
   } catch (const py::cast_error&) {
     throw InputError(fmt::format("{}: {} is not a valid value", key, py::repr(value).cast<std::string>()));
   }
+}
+
+// reset's seed: None (go on with the environment's own stream) or a whole number.
+std::optional<std::uint64_t> optional_seed(const py::handle& value) {
+  if (value.is_none()) return std::nullopt;
+  std::uint64_t seed = 0;
+  take(value, "seed", seed);
+  return seed;
 }
 
 // The jobs an environment or a simulation runs: a Trace, a trace file, or (`generated`, a dict of
@@ -167,6 +185,7 @@ void set_numbers(experiment::ProfileSettings& s, const py::handle& dict, const c
   for (const auto& [key, value] : dict.cast<py::dict>()) {
     double number = 0;
     try {
+      if (is_flag(value)) throw py::cast_error();  // True is no weight
       number = value.cast<double>();
     } catch (const py::cast_error&) {
       throw InputError(fmt::format("{}.{}: {} is not a number", group, py::str(key).cast<std::string>(), py::repr(value).cast<std::string>()));
@@ -534,7 +553,8 @@ class VecEnv {
   py::tuple reset(std::optional<std::uint64_t> seed, const py::object& options) {
     std::vector<std::optional<std::size_t>> starts(envs_.size());
     if (const py::object given = start_option(options); !given.is_none()) {
-      if (PyIndex_Check(given.ptr())) {
+      // One integer; a numpy array of them has __index__ too (when it holds one), but is one per environment.
+      if (PyIndex_Check(given.ptr()) && !(py::isinstance<py::array>(given) && given.cast<py::array>().ndim() > 0)) {
         take(given, "options['start']", starts.front().emplace());
         std::fill(starts.begin() + 1, starts.end(), starts.front());
       } else {
@@ -758,12 +778,15 @@ py::object json_to_python(const report::Json& j) {
 
 // Each policy over the windows: {name: {"jobs": columns, "summary": summary.json's object}}.
 py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, const py::object& generated,
-                  const py::object& policies_arg, const std::vector<std::string>& window_texts, int warmup, std::uint64_t seed,
-                  const py::kwargs& how) {
+                  const py::object& policies_arg, const std::vector<std::string>& window_texts, const py::object& warmup_arg,
+                  const py::object& seed_arg, const py::kwargs& how) {
+  long long warmup = 0;
+  std::uint64_t seed = 1;
+  take(warmup_arg, "warmup", warmup);
+  take(seed_arg, "seed", seed);
   const Cluster cluster = as_cluster(cluster_arg);
   const Trace trace = as_trace(cluster, trace_arg, generated);
-  if (warmup < 0) throw InputError(fmt::format("warmup {}: must not be negative", warmup));
-  const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size());
+  const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size(), warmup);
   experiment::ProfileSettings settings;
   std::set<std::string> given;
   for (const auto& [key, value] : how) {
@@ -819,7 +842,7 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
     for (const auto& r : runs) run_ptrs.push_back(&r);
     py::dict result;
     result["jobs"] = job_columns(run_ptrs);
-    result["summary"] = json_to_python(report::summary_json(run_ptrs));
+    result["summary"] = json_to_python(report::summary_json(run_ptrs, engine.runtime != sim::RuntimeKnowledge::oracle));
     out[py::str(e.name)] = result;
   }
   return out;
@@ -919,8 +942,9 @@ PYBIND11_MODULE(_core, m) {
 
   m.def(
       "read_trace",
-      [](const py::object& paths, const std::string& format, bool skip_invalid, int vc_column, int gpu_type_column,
-         const std::string& duration_source, std::uint64_t seed, double gpus_per_proc, const std::string& pai_task_table) {
+      [](const py::object& paths, const py::object& format, const py::object& skip_invalid, const py::object& vc_column,
+         const py::object& gpu_type_column, const py::object& duration_source, const py::object& seed, const py::object& gpus_per_proc,
+         const py::object& pai_task_table) {
         std::vector<std::string> files;
         if (const auto path = path_text(paths)) {
           files.push_back(*path);
@@ -932,22 +956,47 @@ PYBIND11_MODULE(_core, m) {
             files.push_back(*each);
           }
         }
-        const trace::ReadOptions o{.format = format,
-                                   .skip_invalid = skip_invalid,
-                                   .vc_column = vc_column,
-                                   .gpu_type_column = gpu_type_column,
-                                   .duration_source = duration_source,
-                                   .seed = seed,
-                                   .gpus_per_proc = gpus_per_proc,
-                                   .pai_task_table = pai_task_table,
-                                   .max_line_bytes = trace::ReadOptions{}.max_line_bytes};
-        return read_trace(files, o);
+        trace::ReadOptions o;
+        take(format, "format", o.format);
+        take(skip_invalid, "skip_invalid", o.skip_invalid);
+        take(seed, "seed", o.seed);
+        // A format's own setting, when given (not None): read as another format, it would do nothing, an error.
+        std::vector<trace::GivenSetting> given;
+        const auto setting = [&](const py::object& value, const char* name, const char* format_name, auto& into) {
+          if (value.is_none()) return;
+          if constexpr (std::is_same_v<std::remove_reference_t<decltype(into)>, std::string>) {
+            const auto file = path_text(value);
+            if (!file) throw InputError(fmt::format("{}: {} is not a file name", name, py::repr(value).cast<std::string>()));
+            into = *file;
+          } else {
+            take(value, name, into);
+          }
+          given.push_back({name, format_name});
+        };
+        setting(vc_column, "vc_column", "rltune", o.vc_column);
+        setting(gpu_type_column, "gpu_type_column", "rltune", o.gpu_type_column);
+        setting(duration_source, "duration_source", "gavel", o.duration_source);
+        setting(gpus_per_proc, "gpus_per_proc", "swf", o.gpus_per_proc);
+        setting(pai_task_table, "pai_task_table", "pai", o.pai_task_table);
+        return read_trace(files, o, given);
       },
-      py::arg("path"), py::kw_only(), py::arg("format") = "auto", py::arg("skip_invalid") = false, py::arg("vc_column") = 17,
-      py::arg("gpu_type_column") = 18, py::arg("duration_source") = "", py::arg("seed") = 1, py::arg("gpus_per_proc") = 1.0,
-      py::arg("pai_task_table") = "", "Reads a trace file (or a list of files) as `rltune simulate --trace` does");
+      py::arg("path"), py::kw_only(), py::arg("format") = "auto", py::arg("skip_invalid") = false, py::arg("vc_column") = py::none(),
+      py::arg("gpu_type_column") = py::none(), py::arg("duration_source") = py::none(), py::arg("seed") = 1,
+      py::arg("gpus_per_proc") = py::none(), py::arg("pai_task_table") = py::none(),
+      "Reads a trace file (or a list of files) as `rltune simulate --trace` does. A format's own setting "
+      "(vc_column and gpu_type_column: rltune, default 17 and 18; duration_source: gavel; gpus_per_proc: swf, "
+      "default 1; pai_task_table: pai) is an error for a file read as another format.");
   m.def(
-      "generate", [](const py::object& cluster, const std::string& like, int jobs, double load, std::uint64_t seed) {
+      "generate", [](const py::object& cluster, const py::object& like_arg, const py::object& jobs_arg, const py::object& load_arg,
+                     const py::object& seed_arg) {
+        std::string like;
+        int jobs = 0;
+        double load = 0;
+        std::uint64_t seed = 0;
+        take(like_arg, "like", like);
+        take(jobs_arg, "jobs", jobs);
+        take(load_arg, "load", load);
+        take(seed_arg, "seed", seed);
         return generate(as_cluster(cluster), like, jobs, load, seed);
       },
       py::arg("cluster") = "helios", py::kw_only(), py::arg("like") = "", py::arg("jobs") = 2000, py::arg("load") = 0.9,
@@ -960,7 +1009,8 @@ PYBIND11_MODULE(_core, m) {
       .def("action_masks", &mask_array, "Which actions are legal now (info['action_mask'] of the last step)")
       .def(
           "reset",
-          [](Env& e, std::optional<std::uint64_t> seed, const py::object& options) {
+          [](Env& e, const py::object& seed_arg, const py::object& options) {
+            const std::optional<std::uint64_t> seed = optional_seed(seed_arg);
             std::optional<std::size_t> start;
             if (const py::object given = start_option(options); !given.is_none()) take(given, "options['start']", start.emplace());
             return locked(e, [&] { e.reset(seed, start); }, [&] { return py::make_tuple(observation_array(e), step_info(e)); });
@@ -994,7 +1044,10 @@ PYBIND11_MODULE(_core, m) {
           py::arg("episodes"), py::arg("random") = true, py::arg("seed") = 1, "Benchmarks: episodes played in C++; returns the steps");
 
   py::class_<VecEnv>(m, "_VecEnv")
-      .def(py::init([](int n, int threads, const py::kwargs& kwargs) {
+      .def(py::init([](const py::object& n_arg, const py::object& threads_arg, const py::kwargs& kwargs) {
+             int n = 0, threads = 0;
+             take(n_arg, "n", n);
+             take(threads_arg, "threads", threads);
              if (n < 1) throw InputError(fmt::format("n {}: must be at least 1", n));
              if (threads < 1 || threads > 1024) throw InputError(fmt::format("threads {}: must be between 1 and 1024", threads));
              EnvArgs a = env_args(kwargs);
@@ -1016,12 +1069,17 @@ PYBIND11_MODULE(_core, m) {
       .def("action_masks", &VecEnv::masks, "Which actions are legal now, [n, actions] (info['action_mask'] of the last step)")
       .def_property_readonly("features", [](const VecEnv& v) { return v.env(0).features(); })
       .def_property_readonly("actions", [](const VecEnv& v) { return v.env(0).actions(); })
-      .def("reset", &VecEnv::reset, py::kw_only(), py::arg("seed") = py::none(), py::arg("options") = py::none())
+      .def(
+          "reset", [](VecEnv& v, const py::object& seed, const py::object& options) { return v.reset(optional_seed(seed), options); },
+          py::kw_only(), py::arg("seed") = py::none(), py::arg("options") = py::none())
       .def("step", &VecEnv::step, py::arg("actions"));
 
   py::class_<Agent>(m, "Agent", "A policy written in Python, for simulate")
       .def(py::init([](py::function fn, std::optional<std::string> name, const std::string& baseline, const std::string& features,
-                       bool skip, bool commit) {
+                       const py::object& skip_arg, const py::object& commit_arg) {
+             bool skip = false, commit = true;
+             take(skip_arg, "skip", skip);  // None or 0 is not False: commit=False changes the schedule
+             take(commit_arg, "commit", commit);
              rl::parse_feature_set(features);  // InputError for unknown names, now rather than at the run
              policy::make_priority(baseline, {});
              const std::string shown = name ? *name : py::str(py::getattr(fn, "__name__", py::str("agent"))).cast<std::string>();

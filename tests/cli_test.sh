@@ -43,6 +43,11 @@ head -1 "$TMP/out1/jobs.csv" | grep -qx "window,job_id,pool,num_gpus,submit_time
 [ "$(wc -l < "$TMP/out1/jobs.csv")" -eq 4 ] || fail "jobs.csv should have 3 rows"
 grep -q '"aggregate"' "$TMP/out1/summary.json" || fail "summary.json lacks aggregate"
 expect 0 "wrote" -- simulate --policy fcfs,wfp --window 0:100 --window 100:50 --out "$TMP/out2"
+# A window given twice would count its jobs twice; an empty --out would be taken for none.
+expect 2 "--window '0:100': window 0:100 is given twice" -- simulate --window 0:100 --window 100:50 --window 0:100
+expect 2 "--out: an empty name names no file or folder" -- simulate --out ''
+# One range for a generated workload's load, wherever it is given (workload::kMinLoad, kMaxLoad).
+expect 2 "--sample-load: 0.0001 is out of range \(0.001 to 100\)" -- simulate --sample-load 0.0001
 [ -f "$TMP/out2/fcfs/jobs.csv" ] && [ -f "$TMP/out2/wfp/summary.json" ] || fail "per-policy output folders missing"
 grep -q '^0:100,' "$TMP/out2/fcfs/jobs.csv" && grep -q '^100:50,' "$TMP/out2/fcfs/jobs.csv" || fail "window labels in jobs.csv"
 [ "$(grep -c . "$TMP/out2/fcfs/jobs.csv")" -eq 151 ] || fail "two windows should give 150 rows"
@@ -106,6 +111,8 @@ cmp -s "$TMP/d1/jobs.csv" "$TMP/d2/jobs.csv" || fail "jobs.csv differs between i
 # Bad input: exit code 2 and a message naming the problem.
 expect 2 "bad.csv:3: field 'duration': value 'oops'" -- simulate --trace "$TMP/bad.csv"
 expect 0 "1 rows skipped" -- simulate --trace "$TMP/bad.csv" --skip-invalid
+printf 'job_id,submit_time,duration,num_gpus\na,0,x,1\nb,5,y,1\n' > "$TMP/all-bad.csv"
+expect 2 "all-bad.csv: no valid job left after skipping 2 rows: 2 x duration: is not a number" -- simulate --trace "$TMP/all-bad.csv" --skip-invalid
 expect 2 "unknown priority policy 'nope'.*fcfs" -- simulate --policy nope
 expect 2 "unknown command 'simulat' \(commands: simulate, evaluate, .*, train, export\)" -- simulat --policy fcfs
 expect 2 "unknown command 'evaluat'" -- --log-level warn evaluat
@@ -192,6 +199,11 @@ CSV
 expect 0 "kept 2 jobs.*skipped 1 rows: 1 x never scheduled" -- convert "$TMP/pods.csv" --out "$TMP/pods1.csv"
 expect 0 "as canonical: kept 2 jobs" -- convert "$TMP/pods1.csv" --out "$TMP/pods2.csv"
 cmp -s "$TMP/pods1.csv" "$TMP/pods2.csv" || fail "convert round trip changed the canonical file"
+# An id that starts with '#' is quoted, or the next reader would take its row for a comment.
+printf 'job_id,submit_time,duration,num_gpus\n"#5",0,100,1\nb,10,100,1\n' > "$TMP/hash.csv"
+expect 0 "as canonical: kept 2 jobs" -- convert "$TMP/hash.csv" --out "$TMP/hash1.csv"
+grep -q '^"#5",' "$TMP/hash1.csv" || fail "convert wrote an id starting with '#' unquoted: $(cat "$TMP/hash1.csv")"
+expect 0 "as canonical: kept 2 jobs" -- convert "$TMP/hash1.csv" --out "$TMP/hash2.csv"
 cp "$TMP/pods1.csv" "$TMP/pods-kept.csv"
 expect 2 "--out .*pods1.csv: is .*pods1.csv, which writing would replace" -- convert "$TMP/pods1.csv" --out "$TMP/./pods1.csv"
 cmp -s "$TMP/pods1.csv" "$TMP/pods-kept.csv" || fail "convert wrote over its input"
@@ -298,6 +310,11 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "--window-len 5000: must be at most the trace's 3000 jobs" -- train --cluster helios --sample-jobs 3000 --window-len 5000 --epochs 1 --out "$TMP/too-long"
   expect 2 "already holds a training run" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 1 \
     --trajs 4 --quiet --out "$TMP/run"
+  # Another command's folder is refused, before its config.json could be replaced.
+  cp "$TMP/out1/config.json" "$TMP/out1-config.json"
+  expect 2 "--out .*/out1: holds the results of another command \(its config.json is not train's\)" -- train --cluster helios \
+    --sample-jobs 3000 --window-len 64 --epochs 1 --trajs 4 --quiet --out "$TMP/out1"
+  cmp -s "$TMP/out1/config.json" "$TMP/out1-config.json" || fail "a refused train replaced a simulation's config.json"
   expect 0 "epoch 2" -- train --cluster helios --sample-jobs 3000 --window-len 64 --epochs 2 --trajs 4 \
     --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --resume --out "$TMP/run"
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 3 ] || fail "the resumed run should have two epochs"
@@ -444,6 +461,7 @@ done
 grep -q ',rl-sampled:helios-fcfs-bsld,' "$TMP/exp/runs.csv" || fail "runs.csv lacks the sampled model"
 grep -q "Improvement over fcfs" "$TMP/exp/summary.md" || fail "summary.md lacks the improvement table"
 expect 2 "already holds an experiment" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet
+expect 2 "--out .*/out1: holds the results of rltune simulate, not an experiment" -- experiment --config "$TMP/exp.yaml" --out "$TMP/out1" --resume --quiet
 # A window in which no job runs (every one rejected) has no averages: left out, not counted as 0.
 { echo job_id,submit_time,duration,num_gpus,vc
   for i in $(seq 1 50); do echo "a$i,$((i * 10)),100,1,0"; done
@@ -458,6 +476,12 @@ if command -v gnuplot >/dev/null; then  # nor in the box plots: a box whose firs
   BOX_AT_0='^[12] 0( [^ ]+){5}$'  # a box row: policy, q1, low, high, q3, median, policy
   [ "$(grep -cE "$BOX_AT_0" "$TMP/half-rejected/figures/figures.gp")" -le 2 ] \
     || fail "a window without a job that ran is in the box plots (only the waits may be 0): $(grep -E "$BOX_AT_0" "$TMP/half-rejected/figures/figures.gp")"
+  # Names reach gnuplot as text only: a backtick command in a policy name is not run, a quote breaks nothing.
+  sed "s|policies: \[fcfs, sjf\]|policies: [fcfs, {name: \"it's \`touch $TMP/ran\`\", priority: sjf}]|" "$TMP/half-rejected.yaml" > "$TMP/quoting.yaml"
+  grep -q 'touch' "$TMP/quoting.yaml" || fail "the quoting config lacks its command"
+  expect 0 "wrote .*report.html" -- experiment --config "$TMP/quoting.yaml" --out "$TMP/quoting" --report --quiet
+  [ -e "$TMP/ran" ] && fail "report ran a command written in a policy name"
+  grep -q "it's \`touch" "$TMP/quoting/report.md" || fail "report.md lacks the policy's name as written"
 fi
 expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
 # Jobs without a requested time are estimated by their true duration: said, as simulate says it.
@@ -507,6 +531,16 @@ if command -v gnuplot >/dev/null; then
   if [ -e "$TMP/exp/figures/gone.png" ] || [ -e "$TMP/exp/figures/gone.svg" ]; then fail "a report left a figure it did not draw"; fi
   [ -e "$TMP/exp/figures/notes.txt" ] || fail "a report removed a file that is not a figure"
   [ "$(ls "$TMP/exp/figures" | grep -c '\.png$')" = "$drawn" ] || fail "a second report drew other figures than the first"
+  # A figure cut short (as by a full disk, which gnuplot need not notice) is an error, and the earlier
+  # report's figures stay as they were.
+  printf '#!/bin/sh\ngnuplot "$@" || exit\nfor f in "$(dirname "$1")"/*.png; do head -c 100 "$f" > "$f.cut"; mv "$f.cut" "$f"; break; done\n' > "$TMP/cut-gnuplot"
+  chmod +x "$TMP/cut-gnuplot"
+  cp -r "$TMP/exp/figures" "$TMP/exp-figures-before"
+  expect 2 "gnuplot did not finish .*/exp/figures/.*\.png \(a full disk\?" -- report "$TMP/exp" --gnuplot "$TMP/cut-gnuplot"
+  for f in "$TMP/exp-figures-before"/*.png "$TMP/exp-figures-before"/*.svg; do
+    cmp -s "$f" "$TMP/exp/figures/$(basename "$f")" || fail "a failed report changed the earlier $(basename "$f")"
+  done
+  [ -e "$TMP/exp/figures/.drawing" ] && fail "a failed report left its drawing folder"
 fi
 expect 2 "not an experiment folder" -- report "$TMP"
 # An edited config.json that lacks a key the report reads: a clear error, and no figure drawn first.
@@ -591,6 +625,7 @@ expect 2 "--predict-last applies only to --runtime predicted" -- slurm --predict
 expect 2 "--log-format" -- slurm --log-format xml --once
 expect 2 "--timeout must be positive and at most a day" -- slurm --timeout inf --once
 expect 2 "--interval '1e300s': at most a day" -- slurm --interval 1e300s --once
+expect 2 "--default-runtime 0: must be between 1 and 1e12 seconds" -- slurm --default-runtime 0 --once --dry-run
 expect 2 "sees no finished jobs to predict from" -- slurm --runtime predicted --once
 expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm-bin-dir "$TMP/no-slurm-here"
 

@@ -59,7 +59,7 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
       {"name: x\npools:\n  - {name: a, nodes: 1e30, gpus_per_node: 8}\n", {"pools[0].nodes", "integer between 1 and", "(got 1e30)"}},
       {"name: x\npools:\n  - {name: a, nodes: 3000000000, gpus_per_node: 8}\n", {"pools[0].nodes", "between 1 and"}},
       {"name: x\npools:\n  - {name: a, nodes: 1000000, gpus_per_node: 1024}\n", {"pools[0]", "more than"}},
-      {"name: x\npools: []\n", {"pools", "non-empty"}},
+      {"name: x\npools: []\n", {"c.yaml:2", "pools", "non-empty"}},  // the line of the empty list, not of the file's start
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\n  - {name: a, nodes: 1, gpus_per_node: 8}\n", {"pools[1].name", "duplicate"}},
       {"name: x\npools: [ {name: a\n", {"c.yaml", "not valid YAML"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {gpus: 3}}\n", {"pools[0].accepts.gpus", "unknown key"}},
@@ -71,6 +71,8 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
       {"name: x\npools:\n  - {name: a, nodes: 1, nodes: 2, gpus_per_node: 8}\n", {"pools[0].nodes", "appears twice"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {min_gpus: 4, max_gpus: 2}}\n",
        {"pools[0].accepts.min_gpus", "more than max_gpus"}},
+      {"name: x\npools:\n  - {name: a, nodes: 2, gpus_per_node: 8, accepts: {min_gpus: 17}}\n",
+       {"pools[0].accepts.min_gpus", "more than the pool's 16 GPUs (2 nodes x 8): the pool would accept no job"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8, accepts: {vc: []}}\n",
        {"pools[0].accepts.vc", "empty list: leave vc out to accept every VC"}},
       // A second document would be ignored: after "---", or after "..." (a marker on its own line).

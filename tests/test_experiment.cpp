@@ -722,7 +722,7 @@ TEST(ExperimentReport, WritesValidFiguresAndPages) {
   const std::string gp = read(figures / "figures.gp");
   EXPECT_NE(gp.find("set key below"), std::string::npos);
   EXPECT_EQ(gp.find("set key top left"), std::string::npos);
-  EXPECT_NE(gp.find("set multiplot layout 1,3 title \"helios / generated-helios, window"), std::string::npos) << gp.substr(0, 400);
+  EXPECT_NE(gp.find("set multiplot layout 1,3 title 'helios / generated-helios, window"), std::string::npos) << gp.substr(0, 400);
 }
 
 // Sixteen policies (an experiment of six heuristics, twice, and models) keep sixteen distinct styles;

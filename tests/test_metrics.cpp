@@ -105,7 +105,7 @@ TEST(Outputs, JobsCsvAndSummaryJsonFollowTheContract) {
   EXPECT_EQ(b, "all,\"b,2\",p,2,0,100,105,100,105,10.5,p-0:2,completed,");
   EXPECT_EQ(c.rfind("all,c,,8,1,,,,,,,rejected,too_many_gpus", 0), 0u) << c;
 
-  const auto json = report::summary_json({&out.run});
+  const auto json = report::summary_json({&out.run}, false);
   ASSERT_EQ(json["windows"].size(), 1u);
   EXPECT_EQ(json["windows"][0]["window"], "all");
   const std::vector<std::string> keys = {"jobs_total", "jobs_completed", "jobs_rejected", "avg_wait_s", "p50_wait_s",

@@ -228,6 +228,15 @@ TEST(RltuneReader, ColumnLayoutIsSelectable) {
   EXPECT_NE(beyond.find("vc_column 19 is beyond every row, whose columns are numbered 0 to 18"), std::string::npos) << beyond;
 }
 
+TEST(RltuneReader, OneColumnCannotBeBothTheVcAndTheGpuType) {
+  ReadOptions options;
+  options.vc_column = 18;  // the GPU-type column's default: each value would be read as both
+  const std::string both = error_of(kRltuneRows, options);
+  EXPECT_NE(both.find("vc_column and gpu_type_column (--vc-column, --gpu-type-column) are both column 18"), std::string::npos) << both;
+  options.gpu_type_column = -1;
+  EXPECT_EQ(read(kRltuneRows, options).jobs.size(), 3u);
+}
+
 TEST(RltuneReader, RejectsBadRowsWithPosition) {
   EXPECT_NE(error_of("a,1,0,25,8,-1\n", format("rltune")).find("t.csv:1"), std::string::npos);
   EXPECT_NE(error_of("a,1,0,25,8,-1\n", format("rltune")).find("expected 19 or 20"), std::string::npos);
@@ -273,6 +282,14 @@ TEST(HeliosReader, AFractionalGpuCountIsRoundedUpAndKept) {
   ASSERT_EQ(t.jobs.size(), 1u);
   EXPECT_EQ(t.jobs[0].gpus, 2);
   EXPECT_DOUBLE_EQ(t.jobs[0].gpu_demand, 1.4);
+}
+
+TEST(HeliosReader, AnEndBeforeTheStartIsNamedAsSuch) {
+  const std::string error = error_of(
+      "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+      "a,u,v,1,4,1,COMPLETED,2020-04-01 00:00:00,2020-04-01 01:00:00,2020-04-01 00:30:00,,0\n",
+      format("helios"));
+  EXPECT_NE(error.find("field 'end_time': value '2020-04-01 00:30:00' is before start_time 2020-04-01 01:00:00"), std::string::npos) << error;
 }
 
 TEST(Readers, AutoDetectionAndUnknownFormat) {

@@ -76,7 +76,8 @@ class Env(*_EnvBases):
         "raise" (ValueError: it catches an agent that ignores the mask) or "first_legal" (it takes the
         first legal action, the baseline's pick, and info["illegal_action"] says so; for agents that do
         not mask and for Gymnasium's env checker). An action outside the action space always raises.
-    reset(options={"start": N}) starts the episode at job N of the split instead of a drawn window.
+    reset(options={"start": N}) starts the episode at job N of the trace (counted from its first job,
+    not from the split's; the window must lie within the split) instead of a drawn window.
     action_masks() is info["action_mask"] of the last step (the method masked PPO implementations ask for).
     """
 
@@ -127,8 +128,8 @@ class VecEnv(_core._VecEnv):
     arrays are shared: they are the same at most steps); copy one to change it. With
     illegal_action="first_legal", info["illegal_action"] [n] marks the environments whose action was
     replaced by their first legal one. action_masks() is info["action_mask"] of the last step.
-    reset(options={"start": N}) starts every environment at job N of the split; {"start": [N0, ...]}
-    starts environment i at Ni. Later episodes (auto-reset) are drawn windows.
+    reset(options={"start": N}) starts every environment at job N of the trace (as Env.reset);
+    {"start": [N0, ...]} (a list or a numpy array) starts environment i at Ni. Later episodes (auto-reset) are drawn windows.
     threads: environment i always steps on thread i % threads (the calling thread is thread 0), so that
     its state stays in one core's caches; threads beyond n would idle, so at most n are used.
     """

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from rltune_cli import RLTUNE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
-RLTUNE = os.environ.get("RLTUNE_BIN", "rltune")
 
 
 def run_example(name, *args):

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import rltune
+from rltune_cli import RLTUNE
 
-RLTUNE = os.environ.get("RLTUNE_BIN", "rltune")
+
 MODELS = Path(__file__).resolve().parents[2] / "models"
 SMALL = {"jobs": 3000, "load": 0.9, "seed": 1}
 
@@ -384,6 +385,59 @@ def test_arguments_are_refused_rather_than_reinterpreted(tmp_path):
     assert rltune.Cluster(cluster).total_gpus == 16
     assert len(rltune.read_trace(swf, format="swf")) == len(rltune.read_trace([swf], format="swf")) == 1
     assert rltune.Env(cluster=cluster, trace=swf, window_len=1, split="all") is not None
+
+
+def test_what_the_cli_refuses_is_refused_from_python_too(tmp_path):
+    # Flags are True or False: commit=None would otherwise mean False, which changes the schedule.
+    scores = lambda obs, mask: np.arange(float(len(mask)))
+    for loose in (None, 0, 1):
+        with pytest.raises(ValueError, match=f"commit: {loose} is not a valid value"):
+            rltune.Agent(scores, commit=loose)
+    with pytest.raises(ValueError, match="jobs: True is not a valid value"):
+        rltune.generate("helios", jobs=True)
+    with pytest.raises(ValueError, match="n: True is not a valid value"):
+        rltune.VecEnv(True, generated=SMALL)
+    with pytest.raises(ValueError, match="multifactor.age_weight: True is not a number"):
+        rltune.simulate("helios", generated={"jobs": 100}, policies=["multifactor"], multifactor={"age_weight": True})
+    with pytest.raises(ValueError, match="seed: -1 is not a valid value"):
+        rltune.Env(generated=SMALL, window_len=32).reset(seed=-1)
+    # A warm-up with no window after the first job would do nothing; a window given twice would count twice.
+    for windows in ([], ["0:50"]):
+        message = "--warmup 5: no window starts after the trace's first job"
+        with pytest.raises(ValueError, match=message):
+            rltune.simulate("helios", generated={"jobs": 200}, windows=windows, warmup=5)
+        assert message in cli_error("simulate", "--sample-jobs", "200", "--warmup", "5", *sum((["--window", w] for w in windows), []))
+    with pytest.raises(ValueError, match="--warmup 1000000000: must be between 0 and"):
+        rltune.simulate("helios", generated={"jobs": 200}, windows=["50:50"], warmup=10**9)
+    with pytest.raises(ValueError, match="window 50:50 is given twice"):
+        rltune.simulate("helios", generated={"jobs": 200}, windows=["50:50", "50:050"])
+    # A format's own setting on a file of another format did nothing: an error, as in the CLI.
+    plain = tmp_path / "plain.csv"
+    plain.write_text("job_id,submit_time,duration,num_gpus\na,0,10,1\n")
+    with pytest.raises(ValueError, match="vc_column applies only to the rltune format; .*plain.csv was read as canonical"):
+        rltune.read_trace(plain, vc_column=3)
+    with pytest.raises(ValueError, match="cannot open the PAI task table"):  # a task table means the PAI format
+        rltune.read_trace(plain, pai_task_table=tmp_path / "tasks.csv")
+    # Every row skipped: no trace, and the reasons in the message.
+    all_bad = tmp_path / "all-bad.csv"
+    all_bad.write_text("job_id,submit_time,duration,num_gpus\na,0,x,1\nb,5,y,1\n")
+    with pytest.raises(ValueError, match="no valid job left after skipping 2 rows: 2 x duration: is not a number"):
+        rltune.read_trace(all_bad, skip_invalid=True)
+    # File names as open() takes them: bytes, and names that are not UTF-8; a NUL ends none silently.
+    assert len(rltune.read_trace(bytes(plain))) == 1
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.csv"))
+    odd.write_text(plain.read_text())
+    assert len(rltune.read_trace(odd)) == len(rltune.read_trace(str(odd))) == 1
+    with pytest.raises(ValueError, match="cannot hold a NUL"):
+        rltune.read_trace(str(plain) + "\0junk")
+    # Starts per environment as a numpy array, as actions are given.
+    vec = rltune.VecEnv(2, generated=SMALL, window_len=32, split="all")
+    obs, info = vec.reset(options={"start": np.array([0, 100])})
+    assert list(info["window_start"]) == [0, 100]
+    # Predicted runtimes: the summary says how good the estimates were, as summary.json does.
+    result = rltune.simulate("helios", generated={"jobs": 300}, runtime="requested")
+    assert set(result["fcfs"]["summary"]["runtime_estimates"]) == {"jobs", "median_abs_log_ratio", "under_share", "within_2x_share"}
+    assert "runtime_estimates" not in rltune.simulate("helios", generated={"jobs": 300})["fcfs"]["summary"]
 
 
 def test_a_python_policy_is_ranked_in_float64():

@@ -40,6 +40,11 @@ CLI::Validator number_range(double min, double max) {
       fmt::format("NUMBER in [{} - {}]", min, max));
 }
 
+CLI::Validator path_name() {
+  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "an empty name names no file or folder" : ""; },
+                        "PATH");
+}
+
 CLI::Validator seed_value() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

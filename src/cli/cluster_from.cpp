@@ -52,7 +52,7 @@ Command add_cluster_from(CLI::App& app) {
   sub->add_option("--sample", args->sample, "Keep at most this many nodes per pool (the mix of pools is kept)")
       ->check(CLI::Range(1, 1'000'000));
   sub->add_option("--name", args->name, "Cluster name (default: the file name without extension)");
-  sub->add_option("--out", args->out, "Output YAML file (default: stdout)");
+  sub->add_option("--out", args->out, "Output YAML file (default: stdout)")->check(path_name());
   return {sub, [args] { return run_cluster_from(*args); }};
 }
 

@@ -78,6 +78,8 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
 
 // CLI::Range for real numbers without its hole: "nan" compares false with both bounds and passes it.
 CLI::Validator number_range(double min, double max);
+// A file or folder name: an empty one ("--out ''") would be taken for none given.
+CLI::Validator path_name();
 // A seed: a whole number from 0 to 2^64 - 1. CLI11 alone would wrap -1 and saturate 2^64 silently.
 CLI::Validator seed_value();
 // The bounds of a numeric setting record (core/settings.h), checked at parse time in the flag's name:

@@ -210,7 +210,7 @@ Command add_evaluate(CLI::App& app) {
       ->check(setting_bounds(sim::window_setting("train_split")));
   sub->add_flag("--sample", args->sample, "Sample the model's actions (seeded) instead of taking the argmax");
   sub->add_option("--jobs", args->jobs, "Runs in parallel (results do not depend on it)")->capture_default_str();
-  sub->add_option("--out", args->out, "Directory for evaluation.json");
+  sub->add_option("--out", args->out, "Directory for evaluation.json")->check(path_name());
   return {sub, [args, sub] {
             std::vector<std::string> policies = args->baselines;
             policies.push_back((args->sample ? "rl-sampled:" : "rl:") + args->model);

@@ -72,7 +72,7 @@ Command add_experiment(CLI::App& app) {
   auto args = std::make_shared<ExperimentArgs>();
   CLI::App* sub = app.add_subcommand("experiment", "Compare policies on the same windows of several workloads, from one config");
   sub->add_option("--config", args->config, "Experiment config (YAML; see experiments/)")->required();
-  sub->add_option("--out", args->out, "Folder for the results")->required();
+  sub->add_option("--out", args->out, "Folder for the results")->check(path_name())->required();
   sub->add_option("--jobs", args->jobs, "Runs in parallel (default: every core, shared by the MPI ranks on this machine; results do not depend on it)")->capture_default_str();
   sub->add_flag("--resume", args->resume, "Continue an interrupted experiment in --out, reusing finished runs");
   sub->add_flag("--quiet", args->quiet, "No progress bar");

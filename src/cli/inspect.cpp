@@ -105,24 +105,22 @@ void TraceArgs::add_options(CLI::App& app) {
           ->check(CLI::Range(1, 10'000'000)),
       app.add_option("--sample-load", sample_load, "Offered load of the generated default workload")
           ->capture_default_str()
-          ->check(number_range(0.01, 100.0))};
+          ->check(number_range(workload::kMinLoad, workload::kMaxLoad))};
 }
 
 trace::Trace TraceArgs::read_files(std::vector<std::string> files) const {
   if (!pai_job_table.empty()) files.insert(files.begin(), pai_job_table);
   trace::ReadOptions options = read;
   options.seed = sample_seed;
-  if (!options.pai_task_table.empty() && options.format == "auto") options.format = "pai";
-  trace::Trace t = trace::read_traces(files, options);
-  for (const auto& [option, format] : format_options)  // read otherwise, the option did nothing
-    if (option->count() > 0 && t.format != format)
-      throw InputError(fmt::format("{} applies only to the {} format; {} was read as {}", option->get_name(), format, t.source, t.format));
+  std::vector<trace::GivenSetting> given;
+  for (const auto& [option, format] : format_options)
+    if (option->count() > 0) given.push_back({option->get_name(), format});
+  trace::Trace t = trace::read_traces_as_given(files, options, given);
   if (t.skipped.skipped > 0) {
     spdlog::warn("{}: skipped {} rows", t.source, t.skipped.skipped);
     for (const auto& [reason, count] : t.skipped.by_reason) spdlog::warn("  {} x {}", count, reason);
     for (const auto& example : t.skipped.examples) spdlog::info("  e.g. {}", example);
   }
-  if (t.jobs.empty()) throw InputError(t.source + ": no valid job left after skipping rows");
   return t;
 }
 
@@ -372,7 +370,7 @@ Command add_generate(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("generate", "Generate a workload like a trace family, a model file or a given trace");
   sub->add_option("--like", args->like,
                   "philly, helios, alibaba, a model YAML, or a trace to fit (default: the family named like --cluster)");
-  sub->add_option("--out", args->out, "Output canonical CSV file");
+  sub->add_option("--out", args->out, "Output canonical CSV file")->check(path_name());
   sub->add_option("--save-model", args->save_model, "Also write the workload model used, as YAML");
   sub->add_option("--cluster", args->cluster, "Cluster the load is relative to (preset or YAML file)")->capture_default_str();
   sub->add_option("--jobs", args->jobs, "Number of jobs")->capture_default_str()->check(CLI::Range(workload::kMinJobs, workload::kMaxJobs));
@@ -393,7 +391,7 @@ Command add_convert(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand("convert", "Convert traces of any supported format to the canonical CSV");
   sub->add_option("files", args->files, "Input files of one format (the pai job table may be given by --pai-job-table)");
-  sub->add_option("--out", args->out, "Output canonical CSV file")->required();
+  sub->add_option("--out", args->out, "Output canonical CSV file")->check(path_name())->required();
   args->input.add_format_options(*sub);
   return {sub, [args] {
             if (args->files.empty() && args->input.pai_job_table.empty()) throw InputError("convert: no input file given");

@@ -39,12 +39,7 @@ int run_simulate(const SimulateArgs& a) {
   if (!a.out.empty()) check_out_dir(a.out, "simulate");
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
   const trace::Trace trace = a.trace.load(cluster);
-  const auto windows = sim::parse_windows(a.windows, trace.jobs.size());
-  // Warm-up jobs are those before a window: with none, --warmup would be accepted and do nothing.
-  if (a.warmup > 0 && std::all_of(windows.begin(), windows.end(), [](const sim::LabelledWindow& w) { return w.start == 0; }))
-    throw InputError(fmt::format("--warmup {}: no window starts after the trace's first job, so no job comes before one to warm "
-                                 "it up (give --window START:LEN with START > 0)",
-                                 a.warmup));
+  const auto windows = sim::parse_windows(a.windows, trace.jobs.size(), a.warmup);
   const sim::EngineOptions engine_options = a.profile.engine();
   std::vector<policy::ProfileOptions> profiles;
   for (const auto& name : split_list(a.policies)) {
@@ -101,13 +96,7 @@ int run_simulate(const SimulateArgs& a) {
       std::filesystem::create_directories(dir, ec);
       if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", dir.string(), ec.message()));
       report::write_file((dir / "jobs.csv").string(), [&](std::ostream& out) { report::write_jobs_csv(out, run_ptrs); });
-      report::Json summary = report::summary_json(run_ptrs);
-      if (estimated)
-        summary["runtime_estimates"] = {{"jobs", accuracy.jobs},
-                                        {"median_abs_log_ratio", accuracy.median_abs_log_ratio},
-                                        {"under_share", accuracy.under_share},
-                                        {"within_2x_share", accuracy.within_2x_share}};
-      report::write_file((dir / "summary.json").string(), json_text(summary, 2) + "\n");
+      report::write_file((dir / "summary.json").string(), json_text(report::summary_json(run_ptrs, estimated), 2) + "\n");
       report::Json config = run_config("simulate", cluster, trace, a.trace, a.profile, profile_options);
       report::Json ws = report::Json::array();
       for (const auto& w : windows) ws.push_back(w.label);
@@ -148,7 +137,7 @@ Command add_simulate(CLI::App& app) {
                   "Jobs before each window replayed first by fcfs (same placement, blocking, backfill), not measured")
       ->capture_default_str()
       ->check(setting_bounds(sim::window_setting("warmup")));
-  sub->add_option("--out", args->out, "Directory for jobs.csv, summary.json and config.json");
+  sub->add_option("--out", args->out, "Directory for jobs.csv, summary.json and config.json")->check(path_name());
   return {sub, [args, sub] {
             args->profile.check(*sub, args->policies);
             return run_simulate(*args);

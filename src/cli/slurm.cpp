@@ -58,6 +58,10 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   loop.dry_run = a.dry_run;
   loop.bin_dir = a.bin_dir;
   if (a.priority_base < 1 || a.priority_base > 4'000'000'000LL) throw InputError("--priority-base must be between 1 and 4e9");
+  // A job's estimate: at least a second (0 or less would make it end at once in the plan), at most
+  // the 1e12 s the trace readers accept as a duration.
+  if (a.default_runtime_s < 1 || a.default_runtime_s > 1'000'000'000'000LL)
+    throw InputError(fmt::format("--default-runtime {}: must be between 1 and 1e12 seconds", a.default_runtime_s));
   slurm::AdvisorOptions options;
   options.profile = a.profile.profile(a.policy);
   options.engine = a.profile.engine();

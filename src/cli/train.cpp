@@ -71,6 +71,7 @@ int run_train(TrainArgs& a) {
   std::optional<rl::PolicyFile> init;
   // The same on every rank, but a rank may fail to read a file; one error, from rank 0, when all fail.
   together(comm, [&] {
+    check_out_dir(o.out, "train");  // before anything else: a simulate or experiment folder's config.json would be replaced
     cluster = cluster::load_cluster(a.cluster);
     trace = a.trace.load(cluster);
     if (static_cast<std::size_t>(o.env.window.length) > trace.jobs.size())  // the environment would say window.length
@@ -206,7 +207,7 @@ Command add_train(CLI::App& app) {
   sub->get_option("--seed")->description("Seed of training (initial weights, windows, actions) and of the generated workload");
   args->profile.add_options(*sub);
   rl::TrainOptions& o = args->options;
-  sub->add_option("--out", o.out, "Run directory (checkpoints, progress.csv, config.json)")->required();
+  sub->add_option("--out", o.out, "Run directory (checkpoints, progress.csv, config.json)")->check(path_name())->required();
   sub->add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint (same arguments; --epochs and --threads may change; without --epochs, to the end the last invocation set)");
   sub->add_option("--baseline", args->baseline, "Heuristic the reward compares against; also orders the observed queue")
       ->capture_default_str();

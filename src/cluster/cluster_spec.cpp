@@ -145,7 +145,7 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
   spec.source = source;
   spec.name = root["name"] ? ctx.name(root["name"], "name") : source;
   const YAML::Node pools = root["pools"];
-  if (!pools || !pools.IsSequence() || pools.size() == 0) ctx.fail(root, "pools", "must be a non-empty list of pools");
+  if (!pools || !pools.IsSequence() || pools.size() == 0) ctx.fail(pools ? pools : root, "pools", "must be a non-empty list of pools");
   std::set<std::string> names;
   NodeId next_node = 0;
   for (std::size_t i = 0; i < pools.size(); ++i) {
@@ -182,6 +182,11 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
         ctx.fail(a["min_gpus"], path + ".accepts.min_gpus",
                  fmt::format("is more than max_gpus ({} > {}): the pool would accept no job", pool.accepts.min_gpus,
                              pool.accepts.max_gpus));
+      const long long pool_gpus = static_cast<long long>(pool.nodes) * pool.gpus_per_node;
+      if (a["min_gpus"] && pool.accepts.min_gpus > pool_gpus)
+        ctx.fail(a["min_gpus"], path + ".accepts.min_gpus",
+                 fmt::format("is more than the pool's {} GPUs ({} nodes x {}): the pool would accept no job", pool_gpus, pool.nodes,
+                             pool.gpus_per_node));
     }
     pool.first_node = next_node;
     next_node += pool.nodes;

@@ -77,7 +77,8 @@ const char* not_a_number_reason(std::string_view s) {
 }
 
 void write_field(std::ostream& out, std::string_view field) {
-  if (field.find_first_of(",\"\n\r") == std::string_view::npos) {
+  // A leading '#' is quoted too: unquoted at the start of a row, the readers take the line for a comment.
+  if (field.find_first_of(",\"\n\r") == std::string_view::npos && !field.starts_with('#')) {
     out << field;
     return;
   }

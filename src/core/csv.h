@@ -49,7 +49,7 @@ class LineReader {
   long number_ = 0;
 };
 
-// Writes a field, quoting it when it contains the separator, a quote or a newline.
+// Writes a field, quoting it when it contains the separator, a quote or a newline, or starts with '#'.
 void write_field(std::ostream& out, std::string_view field);
 // Writes `fields` as one record, each written by write_field, ending with a newline.
 void write_record(std::ostream& out, std::span<const std::string> fields);

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 #include <vector>
 
 #include "core/error.h"
@@ -35,27 +37,32 @@ std::filesystem::path written_path(const std::string& path) {
 }  // namespace
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const auto fail_on = [&](const char* what) {
-    throw InputError(fmt::format("{}: cannot {} the output file", path, what));
+  // `error`: errno at the failure, which says why (a full disk, no permission); 0 when unknown.
+  const auto fail_on = [&](const char* what, int error) {
+    const std::string why = error != 0 ? ": " + std::generic_category().message(error) : "";
+    throw InputError(fmt::format("{}: cannot {} the output file{}", path, what, why));
   };
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // through links
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) && !std::filesystem::is_directory(status)) {
     // A device or a pipe (/dev/stdout, a FIFO, >(command)): written to as it is, never replaced by a file.
+    errno = 0;
     std::ofstream out(path, std::ios::binary);
-    if (!out) fail_on("write");
+    if (!out) fail_on("write", errno);
     write(out);
     out.close();
-    if (!out) fail_on("write");
+    if (!out) fail_on("write", errno);
     return;
   }
   const std::filesystem::path target = written_path(path);
   const std::string tmp = target.string() + ".tmp";
   const auto fail = [&](const char* what) {
+    const int error = errno;
     std::remove(tmp.c_str());  // a full disk must not leave half a file behind
-    fail_on(what);
+    fail_on(what, error);
   };
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) fail("write");
     try {

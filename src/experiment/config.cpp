@@ -12,6 +12,7 @@
 #include "experiment/profile_settings.h"
 #include "policy/registry.h"
 #include "rl/rl_policy.h"
+#include "workload/generator.h"
 #include "workload/model.h"
 
 namespace rltune::experiment {
@@ -215,7 +216,7 @@ struct Parser {
         if (std::find(families.begin(), families.end(), t.like) == families.end()) t.like = path(g["like"], gk + ".like");
       }
       if (g["jobs"]) t.jobs = static_cast<int>(check.integer(g["jobs"], gk + ".jobs", 1, 10'000'000));
-      if (g["load"]) t.load = check.number(g["load"], gk + ".load", 0.01, 100);
+      if (g["load"]) t.load = check.number(g["load"], gk + ".load", workload::kMinLoad, workload::kMaxLoad);
       if (g["seed"]) t.seed = static_cast<std::uint64_t>(check.integer(g["seed"], gk + ".seed", 0, INT64_MAX));
       t.label = "generated-" + (t.like.empty() ? cluster_label : fs::path(t.like).stem().string());
       for (const char* k : {"format", "vc_column", "gpu_type_column", "duration_source", "gpus_per_proc", "pai_task_table",

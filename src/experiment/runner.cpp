@@ -486,6 +486,13 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
   const std::string out_dir = out.string();
   std::error_code ec;
   if (fs::exists(out / "config.json")) {
+    // Another command's results (each of those records its command; an experiment's config does not).
+    if (const auto text = read_file((out / "config.json").string())) {
+      const Json other = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+      if (other.is_object() && other.contains("command") && other["command"].is_string())
+        throw InputError(fmt::format("--out {}: holds the results of rltune {}, not an experiment; choose another folder", out_dir,
+                                     other["command"].get<std::string>()));
+    }
     if (!resume)
       throw InputError(fmt::format("--out {}: already holds an experiment; add --resume to continue it, or choose "
                                    "another folder", out_dir));

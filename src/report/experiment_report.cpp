@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -266,14 +267,16 @@ std::string read_text(const fs::path& path) {
 
 // ---- figures ----
 
-// A gnuplot double-quoted string.
+// A gnuplot single-quoted string: gnuplot runs `commands` in double-quoted strings and reads escapes
+// there, but takes a single-quoted one as written (a quote is doubled), so a policy or trace name in
+// a results folder can neither run a command nor break the script.
 std::string quoted(const std::string& s) {
-  std::string out = "\"";
+  std::string out = "'";
   for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\'') out += '\'';
     out += c;
   }
-  return out + "\"";
+  return out + "'";
 }
 
 // The same colour for a policy in every figure of a workload (Tableau 10); after ten policies the
@@ -608,29 +611,54 @@ std::vector<std::string> remove_stale_figures(const Script& script, const fs::pa
   return removed;
 }
 
+// Whether gnuplot finished the file: a PNG ends with its IEND chunk, an SVG with its closing tag. A
+// full disk cuts a file short, which gnuplot need not notice.
+bool complete_figure(const fs::path& path) {
+  const auto bytes = read_file(path.string());
+  if (!bytes) return false;
+  if (path.extension() == ".png") return bytes->ends_with(std::string_view("IEND\xAE\x42\x60\x82", 8));
+  const auto end = bytes->rfind("</svg>");
+  return end != std::string::npos && bytes->find_first_not_of(" \t\r\n", end + 6) == std::string::npos;
+}
+
 // Writes figures.gp for `script` under `figures`, runs gnuplot on it, and checks that every figure was
-// drawn as PNG and SVG; then removes an earlier report's figures that it did not draw.
+// drawn as PNG and SVG; then removes an earlier report's figures that it did not draw. gnuplot draws
+// into a folder of its own, and the figures move into `figures` only once all are drawn: a failure
+// part-way (gnuplot's, a full disk) leaves an earlier report's figures as they were, and no half-drawn one.
 ReportOutcome render_figures(const Script& script, const fs::path& figures, const ReportOptions& options) {
   std::error_code ec;
   fs::create_directories(figures, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
-  std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
-  text += "set encoding utf8\n";
-  // Linetype i is series i's style, for plots that pick colours by `lc variable`.
-  for (std::size_t i = 0; i < std::size(kColours) * kDashes; ++i) text += fmt::format("set linetype {} {}\n", i + 1, series_style(i));
-  text += fmt::format("set linetype cycle {}\n", std::size(kColours) * kDashes);
-  text += script.data;
-  for (const Figure& f : script.figures)
-    for (const auto& [terminal, ext] : {std::pair{"pngcairo", "png"}, std::pair{"svg", "svg"}}) {
-      text += fmt::format("\n# {}\nset terminal {} size {},{} font \"DejaVu Sans,11\" noenhanced{}\n", f.name, terminal, f.width,
-                          f.height, std::string(ext) == "svg" ? " background rgb 'white'" : "");
-      text += fmt::format("set output {}\n", quoted((figures / (f.name + "." + ext)).string()));
-      text += f.body + "unset output\n";
-    }
+  const fs::path drawing = figures / ".drawing";
+  fs::remove_all(drawing, ec);  // a killed report's
+  fs::create_directories(drawing, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", drawing.string(), ec.message()));
+  const std::unique_ptr<const fs::path, void (*)(const fs::path*)> cleanup(&drawing, [](const fs::path* d) {
+    std::error_code ignored;
+    fs::remove_all(*d, ignored);
+  });
+  // The script, drawing into `into`: figures.gp (kept for the user to draw again) into `figures`.
+  const auto script_text = [&](const fs::path& into) {
+    std::string text = "# Figures of an rltune experiment; rendered by `rltune report` (gnuplot figures.gp).\n";
+    text += "set encoding utf8\n";
+    // Linetype i is series i's style, for plots that pick colours by `lc variable`.
+    for (std::size_t i = 0; i < std::size(kColours) * kDashes; ++i) text += fmt::format("set linetype {} {}\n", i + 1, series_style(i));
+    text += fmt::format("set linetype cycle {}\n", std::size(kColours) * kDashes);
+    text += script.data;
+    for (const Figure& f : script.figures)
+      for (const auto& [terminal, ext] : {std::pair{"pngcairo", "png"}, std::pair{"svg", "svg"}}) {
+        text += fmt::format("\n# {}\nset terminal {} size {},{} font \"DejaVu Sans,11\" noenhanced{}\n", f.name, terminal, f.width,
+                            f.height, std::string(ext) == "svg" ? " background rgb 'white'" : "");
+        text += fmt::format("set output {}\n", quoted((into / (f.name + "." + ext)).string()));
+        text += f.body + "unset output\n";
+      }
+    return text;
+  };
   const fs::path gp = figures / "figures.gp", log = figures / "gnuplot.log";
-  write_file(gp.string(), text);
+  write_file(gp.string(), script_text(figures));
+  write_file((drawing / "figures.gp").string(), script_text(drawing));
   // A generous limit: a large experiment's figures take seconds; a hung gnuplot must not hang the report.
-  const ProcessOutput run = run_process({options.gnuplot, gp.string()}, "", 600);
+  const ProcessOutput run = run_process({options.gnuplot, (drawing / "figures.gp").string()}, "", 600);
   write_file(log.string(), run.out + run.err);
   if (run.status != 0) {
     if (run.status == 127 && run.err.starts_with("cannot run"))
@@ -643,10 +671,15 @@ ReportOutcome render_figures(const Script& script, const fs::path& figures, cons
   std::vector<std::string> names;
   for (const Figure& f : script.figures) {
     for (const char* ext : {".png", ".svg"})
-      if (!fs::exists(figures / (f.name + ext)) || fs::file_size(figures / (f.name + ext)) == 0)
-        throw InputError(fmt::format("gnuplot wrote no {} (see {})", (figures / (f.name + ext)).string(), log.string()));
+      if (!complete_figure(drawing / (f.name + ext)))
+        throw InputError(fmt::format("gnuplot did not finish {} (a full disk? see {})", (figures / (f.name + ext)).string(), log.string()));
     names.push_back(f.name);
   }
+  for (const Figure& f : script.figures)
+    for (const char* ext : {".png", ".svg"}) {
+      fs::rename(drawing / (f.name + ext), figures / (f.name + ext), ec);
+      if (ec) throw InputError(fmt::format("{}: cannot move the drawn figure in place: {}", (figures / (f.name + ext)).string(), ec.message()));
+    }
   return {names, remove_stale_figures(script, figures)};
 }
 

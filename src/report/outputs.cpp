@@ -40,7 +40,7 @@ Json to_json(const metrics::Summary& s) {
   return j;
 }
 
-Json summary_json(const std::vector<const metrics::RunMetrics*>& runs) {
+Json summary_json(const std::vector<const metrics::RunMetrics*>& runs, bool estimated) {
   Json out;
   out["windows"] = Json::array();
   for (const auto* run : runs) {
@@ -51,6 +51,13 @@ Json summary_json(const std::vector<const metrics::RunMetrics*>& runs) {
     out["windows"].push_back(std::move(w));
   }
   out["aggregate"] = to_json(metrics::summarize(runs));
+  if (estimated) {
+    const metrics::EstimateAccuracy accuracy = metrics::estimate_accuracy(runs);
+    out["runtime_estimates"] = {{"jobs", accuracy.jobs},
+                                {"median_abs_log_ratio", accuracy.median_abs_log_ratio},
+                                {"under_share", accuracy.under_share},
+                                {"within_2x_share", accuracy.within_2x_share}};
+  }
   return out;
 }
 

@@ -21,7 +21,8 @@ void write_jobs_csv(std::ostream& out, const std::vector<const metrics::RunMetri
 // The summary keys in contract order.
 Json to_json(const metrics::Summary& summary);
 
-// {"windows": [{"window": W, ...summary}], "aggregate": {...summary}}.
-Json summary_json(const std::vector<const metrics::RunMetrics*>& runs);
+// {"windows": [{"window": W, ...summary}], "aggregate": {...summary}}; with `estimated` (runtimes were
+// estimates, not the truth) also "runtime_estimates": how good they were.
+Json summary_json(const std::vector<const metrics::RunMetrics*>& runs, bool estimated);
 
 }  // namespace rltune::report

@@ -53,9 +53,12 @@ WarmWindow warm_window(std::span<const trace::JobSpec> jobs, std::size_t start, 
   return {jobs.subspan(start - warm, warm + length), warm};
 }
 
-std::vector<LabelledWindow> parse_windows(const std::vector<std::string>& texts, std::size_t job_count) {
-  if (texts.empty()) return {{0, job_count, "all"}};
+std::vector<LabelledWindow> parse_windows(const std::vector<std::string>& texts, std::size_t job_count, long long warmup) {
+  const WindowSetting& bounds = window_setting("warmup");
+  if (warmup < bounds.min || warmup > bounds.max)
+    throw InputError(fmt::format("--warmup {}: must be between {} and {}", warmup, bounds.min, bounds.max));
   std::vector<LabelledWindow> windows;
+  if (texts.empty()) windows.push_back({0, job_count, "all"});
   for (const auto& text : texts) {
     const auto colon = text.find(':');
     long long start = -1, length = -1;
@@ -73,8 +76,17 @@ std::vector<LabelledWindow> parse_windows(const std::vector<std::string>& texts,
       throw InputError(fmt::format("--window '{}': expected START:LEN with START >= 0 and LEN >= 1", text));
     if (static_cast<std::size_t>(start) >= job_count || static_cast<std::size_t>(length) > job_count - start)
       throw InputError(fmt::format("--window '{}': the trace has only {} jobs", text, job_count));
-    windows.push_back({static_cast<std::size_t>(start), static_cast<std::size_t>(length), fmt::format("{}:{}", start, length)});
+    LabelledWindow w{static_cast<std::size_t>(start), static_cast<std::size_t>(length), fmt::format("{}:{}", start, length)};
+    // Its rows would appear twice in jobs.csv and count twice in the aggregate.
+    if (std::any_of(windows.begin(), windows.end(), [&](const LabelledWindow& o) { return o.label == w.label; }))
+      throw InputError(fmt::format("--window '{}': window {} is given twice", text, w.label));
+    windows.push_back(std::move(w));
   }
+  // Warm-up jobs are those before a window: with none, a warm-up would be accepted and do nothing.
+  if (warmup > 0 && std::all_of(windows.begin(), windows.end(), [](const LabelledWindow& w) { return w.start == 0; }))
+    throw InputError(fmt::format("--warmup {}: no window starts after the trace's first job, so no job comes before one to warm "
+                                 "it up (give --window START:LEN with START > 0)",
+                                 warmup));
   return windows;
 }
 

@@ -52,7 +52,8 @@ struct LabelledWindow {
   std::string label;  // "START:LEN", or "all" for the whole trace
 };
 // Parses "START:LEN" texts against a trace of `job_count` jobs; none = the whole trace ("all").
-// InputError (naming --window) for a malformed window or one past the trace's end.
-std::vector<LabelledWindow> parse_windows(const std::vector<std::string>& texts, std::size_t job_count);
+// InputError (naming --window or --warmup) for a malformed window, one past the trace's end, one given
+// twice, or a `warmup` out of its bounds or with no window after the first job to warm up.
+std::vector<LabelledWindow> parse_windows(const std::vector<std::string>& texts, std::size_t job_count, long long warmup = 0);
 
 }  // namespace rltune::sim

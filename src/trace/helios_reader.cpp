@@ -4,6 +4,8 @@
 // `duration` column, or end_time - start_time when it is empty; jobs with neither are skipped and counted.
 // CPU-only jobs (gpu_num 0) are kept: the simulator rejects them at admission with a reason, so nothing is
 // lost silently.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -42,6 +44,7 @@ void read_helios(std::istream& in, const ReadOptions&, RowSink& sink) {
         continue;
       }
       d = *e - *b;
+      if (*d < 0) rows.fail(end, rows.text(end), fmt::format("is before start_time {} (no duration given)", rows.text(start)));
     }
     if (!rows.ok()) continue;
     if (*d < 0) rows.fail(duration, rows.text(duration), "must be >= 0");

@@ -277,6 +277,21 @@ Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& opti
   return all;
 }
 
+Trace read_traces_as_given(const std::vector<std::string>& paths, ReadOptions options, std::span<const GivenSetting> given) {
+  if (!options.pai_task_table.empty() && options.format == "auto") options.format = "pai";
+  Trace t = read_traces(paths, options);
+  for (const GivenSetting& s : given)
+    if (t.format != s.format)
+      throw InputError(fmt::format("{} applies only to the {} format; {} was read as {}", s.name, s.format, t.source, t.format));
+  if (t.jobs.empty()) {  // why, in the message itself: a caller may not show the skipped rows' warnings
+    std::vector<std::string> reasons;
+    for (const auto& [reason, count] : t.skipped.by_reason) reasons.push_back(fmt::format("{} x {}", count, reason));
+    throw InputError(fmt::format("{}: no valid job left after skipping {} rows{}{}", t.source, t.skipped.skipped,
+                                 reasons.empty() ? "" : ": ", fmt::join(reasons, "; ")));
+  }
+  return t;
+}
+
 Trace read_trace(const std::string& path, const ReadOptions& options) {
   if (std::filesystem::is_directory(path)) throw InputError(fmt::format("{}: is a folder, not a trace file", path));
   std::ifstream in(path, std::ios::binary);

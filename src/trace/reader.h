@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <istream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,15 @@ Trace read_trace(const std::string& path, const ReadOptions& options);
 // Reads several files of one format into one trace (e.g. the per-VC gavel files); job ids must be unique
 // across them.
 Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& options);
+// A per-format setting the user gave, named as the caller spells it ("--vc-column", "vc_column"), and
+// the format it belongs to.
+struct GivenSetting {
+  std::string name;
+  std::string format;
+};
+// read_traces as every front end reads: a PAI task table makes "auto" read PAI; a setting given for
+// another format than the one read did nothing, and is an error; so is no job left after skipping rows.
+Trace read_traces_as_given(const std::vector<std::string>& paths, ReadOptions options, std::span<const GivenSetting> given);
 // Same, from a stream (tests and stdin); `name` is used in messages.
 Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& options);
 

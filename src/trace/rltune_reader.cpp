@@ -32,6 +32,9 @@ bool detect_rltune(const std::string& first_line) {
 }
 
 void read_rltune(std::istream& in, const ReadOptions& options, RowSink& sink) {
+  // Setting one of them to the other's default column would read each value as both.
+  if (options.vc_column >= 0 && options.vc_column == options.gpu_type_column)
+    throw InputError(fmt::format("vc_column and gpu_type_column (--vc-column, --gpu-type-column) are both column {}: a column holds one of them (-1 = none)", options.vc_column));
   csv::LineReader lines(in, sink.file(), options.max_line_bytes);
   std::string_view line;
   std::vector<std::string> fields;
