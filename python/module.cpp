@@ -361,6 +361,7 @@ class Env {
     }
     if (static_cast<std::size_t>(a.window_len) > trace_.trace->jobs.size())
       throw InputError(fmt::format("window_len {}: must be at most the trace's {} jobs", a.window_len, trace_.trace->jobs.size()));
+    sim::check_split_holds(trace_.trace->jobs.size(), a.train_split, split_, static_cast<std::size_t>(a.window_len));  // now, not at reset()
     const experiment::ProfileSettings& settings = a.profile;
     o.baseline = a.baseline;
     o.score = rl::parse_score(a.score);
@@ -535,9 +536,9 @@ class VecEnv {
   VecEnv(std::vector<std::unique_ptr<Env>> envs, int threads)
       : envs_(std::move(envs)),
         team_(threads),
-        none_ended_(read_only(py::array_t<bool>(static_cast<py::ssize_t>(envs_.size())), false)),
-        no_metric_(read_only(py::array_t<double>(static_cast<py::ssize_t>(envs_.size())), std::nan(""))),
-        no_start_(read_only(py::array_t<long long>(static_cast<py::ssize_t>(envs_.size())), -1LL)) {}
+        none_ended_(read_only(envs_.size(), false)),
+        no_metric_(read_only(envs_.size(), std::nan(""))),
+        no_start_(read_only(envs_.size(), -1LL)) {}
 
   std::size_t size() const { return envs_.size(); }
   // Which actions are legal now: [n x actions].
@@ -636,13 +637,16 @@ class VecEnv {
 
  private:
   // Arrays that say that no episode ended are the same at most steps: made once and shared, read-only.
+  // Its memory is an immutable bytes object's: numpy makes no array over one writeable (not this
+  // array, not its base, not a view), so no caller can change what every later step returns.
   template <class T>
-  static py::array_t<T> read_only(py::array_t<T> a, T value) {
-    std::fill(a.mutable_data(), a.mutable_data() + a.size(), value);
+  static py::array_t<T> read_only(std::size_t n, T value) {
+    const py::bytes storage(std::string(n * sizeof(T), '\0'));
+    T* data = reinterpret_cast<T*>(PyBytes_AsString(storage.ptr()));  // filled before anyone else sees it
+    std::fill(data, data + n, value);
+    py::array_t<T> a({static_cast<py::ssize_t>(n)}, {static_cast<py::ssize_t>(sizeof(T))}, data, storage);
     a.attr("setflags")(py::arg("write") = false);
-    // A view of it: numpy refuses to make a view of a read-only array writeable, so no caller can
-    // change what every later step returns (the array itself could be made writeable again).
-    return a.attr("view")();
+    return a;
   }
   static bool any(const std::vector<std::uint8_t>& ended) {
     return std::any_of(ended.begin(), ended.end(), [](std::uint8_t e) { return e != 0; });

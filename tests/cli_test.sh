@@ -484,6 +484,7 @@ if command -v gnuplot >/dev/null; then  # nor in the box plots: a box whose firs
   grep -q "it's \`touch" "$TMP/quoting/report.md" || fail "report.md lacks the policy's name as written"
 fi
 expect 0 "^fcfs +0 +50 +n/a +n/a +n/a +n/a" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
+expect 0 "^  every policy: 50 x zero_gpus$" -- simulate --trace "$TMP/half-rejected.csv" --window 50:50 --policy fcfs,sjf
 # Jobs without a requested time are estimated by their true duration: said, as simulate says it.
 sed 's/policies: \[fcfs, sjf\]/policies: [fcfs, {name: sjf-req, priority: sjf, runtime: requested}]/' "$TMP/half-rejected.yaml" > "$TMP/no-requested.yaml"
 expect 0 "half-rejected: 100 of its 100 jobs have no requested time; sjf-req \(runtime requested\) estimate them by their true duration" \

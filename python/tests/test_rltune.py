@@ -358,9 +358,11 @@ def test_arguments_are_refused_rather_than_reinterpreted(tmp_path):
         vec.step([0.9, 0.9])
     obs, rewards, terminated, truncated, info = vec.step(info["action_mask"].argmax(axis=1))
     # The shared arrays that say no episode ended cannot be made writeable, to change later steps' results.
-    for shared in (truncated, terminated):
-        with pytest.raises(ValueError):
-            shared.setflags(write=True)
+    for shared in (truncated, terminated, info["avg_bsld"], info["final_window_start"]):
+        for array in (shared, shared.base, shared.view()):
+            if isinstance(array, np.ndarray):
+                with pytest.raises(ValueError):
+                    array.setflags(write=True)
     # Whole numbers are integers and flags are True or False.
     with pytest.raises(ValueError, match=r"window_len: .*64\.7.* is not a valid value"):
         rltune.Env(generated=SMALL, window_len=np.float32(64.7))
@@ -401,6 +403,9 @@ def test_what_the_cli_refuses_is_refused_from_python_too(tmp_path):
         rltune.simulate("helios", generated={"jobs": 100}, policies=["multifactor"], multifactor={"age_weight": True})
     with pytest.raises(ValueError, match="seed: -1 is not a valid value"):
         rltune.Env(generated=SMALL, window_len=32).reset(seed=-1)
+    # A split too small for a window is said when the environment is made, not at its first reset().
+    with pytest.raises(ValueError, match="the train split holds 210 of the trace's 300 jobs, fewer than a window's 256"):
+        rltune.Env(generated={"jobs": 300}, window_len=256)
     # A warm-up with no window after the first job would do nothing; a window given twice would count twice.
     for windows in ([], ["0:50"]):
         message = "--warmup 5: no window starts after the trace's first job"

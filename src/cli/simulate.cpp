@@ -35,6 +35,23 @@ struct SimulateArgs {
   std::string out;
 };
 
+// "N x reason, M x reason" over the runs' rejected jobs, by the reason's code (the text before its
+// details: "no_eligible_pool: no pool accepts ..."), in order of first rejection.
+std::string rejection_counts(const std::vector<metrics::RunMetrics>& runs) {
+  std::vector<std::pair<std::string, std::size_t>> counts;
+  for (const metrics::RunMetrics& run : runs)
+    for (const metrics::JobRecord& j : run.jobs) {
+      if (j.completed()) continue;
+      const std::string code = j.reason.substr(0, j.reason.find(':'));
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == code; });
+      if (it == counts.end()) it = counts.insert(counts.end(), {code, 0});
+      ++it->second;
+    }
+  std::vector<std::string> parts;
+  for (const auto& [reason, n] : counts) parts.push_back(fmt::format("{} x {}", n, reason.empty() ? "(no reason given)" : reason));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 int run_simulate(const SimulateArgs& a) {
   if (!a.out.empty()) check_out_dir(a.out, "simulate");
   const cluster::ClusterSpec cluster = cluster::load_cluster(a.cluster);
@@ -71,6 +88,9 @@ int run_simulate(const SimulateArgs& a) {
     folder_names.push_back(name);
   }
   std::vector<std::pair<std::string, metrics::Summary>> rows;
+  // Why jobs were rejected, per policy ("N x reason, ..."; empty when none was): the table shows only
+  // how many, and a run that rejects every job would otherwise say no more than "0 run".
+  std::vector<std::string> rejections;
   std::vector<std::string> estimate_lines;  // how good the estimates were, when they are not the truth
   const bool estimated = engine_options.runtime != sim::RuntimeKnowledge::oracle;
   for (const auto& profile_options : profiles) {
@@ -84,6 +104,7 @@ int run_simulate(const SimulateArgs& a) {
     std::vector<const metrics::RunMetrics*> run_ptrs;
     for (const auto& r : runs) run_ptrs.push_back(&r);
     rows.emplace_back(profile_options.name(), metrics::summarize(run_ptrs));
+    rejections.push_back(rejection_counts(runs));
     if (const std::string warning = metrics::time_limit_warning(rows.back().second.milp_time_limit_hits, rows.back().second.milp_solves); !warning.empty())
       spdlog::warn("{}: {}", profile_options.name(), warning);
     const metrics::EstimateAccuracy accuracy = metrics::estimate_accuracy(run_ptrs);
@@ -106,6 +127,14 @@ int run_simulate(const SimulateArgs& a) {
     }
   }
   report::print_comparison(std::cout, rows);
+  if (std::any_of(rejections.begin(), rejections.end(), [](const std::string& r) { return !r.empty(); })) {
+    std::cout << "\nrejected jobs (never run, left out of the averages; jobs.csv's reason column names each):\n";
+    if (std::all_of(rejections.begin(), rejections.end(), [&](const std::string& r) { return r == rejections.front(); }))
+      std::cout << fmt::format("  {}: {}\n", rows.size() == 1 ? rows.front().first : "every policy", rejections.front());
+    else
+      for (std::size_t p = 0; p < rows.size(); ++p)
+        if (!rejections[p].empty()) std::cout << fmt::format("  {}: {}\n", rows[p].first, rejections[p]);
+  }
   if (estimated) std::cout << fmt::format("\nruntime estimates ({}):\n{}\n", sim::to_string(engine_options.runtime), fmt::join(estimate_lines, "\n"));
   if (!a.out.empty()) {
     std::cout << fmt::format("\nwrote jobs.csv, summary.json and config.json under {}", a.out);

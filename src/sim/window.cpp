@@ -39,11 +39,16 @@ std::pair<std::size_t, std::size_t> split_range(std::size_t n, double train_spli
   return {0, 0};
 }
 
-std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len) {
+void check_split_holds(std::size_t jobs, double train_split, Split split, std::size_t len) {
   const auto [first, last] = split_range(jobs, train_split, split);
   if (last - first < len)
     throw InputError(fmt::format("the {} split holds {} of the trace's {} jobs, fewer than a window's {}", to_string(split),
                                  last - first, jobs, len));
+}
+
+std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len) {
+  check_split_holds(jobs, train_split, split, len);
+  const auto [first, last] = split_range(jobs, train_split, split);
   return first + static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last - first - len)));
 }
 
