@@ -92,6 +92,12 @@ Cluster load_cluster(const std::string& name_or_path) {
 }
 
 // A cluster argument: a Cluster, or a preset name or YAML file as --cluster takes.
+// Text that may hold a file name that is not UTF-8 (a trace's source, a model's folder): decoded as
+// os.fsdecode decodes, so that it names the same file again.
+py::str file_text(const std::string& text) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeFSDefaultAndSize(text.data(), static_cast<Py_ssize_t>(text.size())));
+}
+
 // A file name given as str, bytes or a path object (pathlib.Path, os.PathLike); nullopt for anything
 // else. Encoded as open() encodes it (os.fsencode), so a name that is not valid UTF-8 still names its file.
 std::optional<std::string> path_text(const py::handle& value) {
@@ -641,8 +647,11 @@ class VecEnv {
   // array, not its base, not a view), so no caller can change what every later step returns.
   template <class T>
   static py::array_t<T> read_only(std::size_t n, T value) {
-    const py::bytes storage(std::string(n * sizeof(T), '\0'));
-    T* data = reinterpret_cast<T*>(PyBytes_AsString(storage.ptr()));  // filled before anyone else sees it
+    // A new object, always (given its bytes, CPython may hand out a shared one, as b'\x00'): filled
+    // before anyone else sees it.
+    const auto storage = py::reinterpret_steal<py::bytes>(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n * sizeof(T))));
+    if (!storage) throw py::error_already_set();
+    T* data = reinterpret_cast<T*>(PyBytes_AsString(storage.ptr()));
     std::fill(data, data + n, value);
     py::array_t<T> a({static_cast<py::ssize_t>(n)}, {static_cast<py::ssize_t>(sizeof(T))}, data, storage);
     a.attr("setflags")(py::arg("write") = false);
@@ -847,7 +856,7 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
     py::dict result;
     result["jobs"] = job_columns(run_ptrs);
     result["summary"] = json_to_python(report::summary_json(run_ptrs, engine.runtime != sim::RuntimeKnowledge::oracle));
-    out[py::str(e.name)] = result;
+    out[file_text(e.name)] = result;  // a model's name holds its folder's
   }
   return out;
 }
@@ -899,12 +908,17 @@ PYBIND11_MODULE(_core, m) {
   policy::register_builtins();
   rl::register_rl_policy();
   py::register_exception_translator([](std::exception_ptr p) {
+    // A message may name a file whose name is not UTF-8: its bytes shown escaped, never an empty message.
+    const auto raise = [](PyObject* type, const char* what) {
+      const py::object message = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace"));
+      if (message) PyErr_SetObject(type, message.ptr());
+    };
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      raise(PyExc_ValueError, e.what());
     } catch (const InvariantError& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      raise(PyExc_RuntimeError, e.what());
     }
   });
   m.attr("SLOTS") = rl::kSlots;
@@ -913,8 +927,8 @@ PYBIND11_MODULE(_core, m) {
   py::class_<Cluster>(m, "Cluster", "A cluster: pools of identical nodes")
       .def(py::init(&as_cluster), py::arg("name_or_path"), "A preset (helios, philly, alibaba) or a cluster YAML file")
       .def_static("from_yaml", &as_cluster, py::arg("path"))
-      .def_property_readonly("name", [](const Cluster& c) { return c.spec->name; })
-      .def_property_readonly("source", [](const Cluster& c) { return c.spec->source; })
+      .def_property_readonly("name", [](const Cluster& c) { return file_text(c.spec->name); })
+      .def_property_readonly("source", [](const Cluster& c) { return file_text(c.spec->source); })
       .def_property_readonly("total_gpus", [](const Cluster& c) { return c.spec->total_gpus(); })
       .def_property_readonly("total_nodes", [](const Cluster& c) { return c.spec->total_nodes(); })
       .def_property_readonly("pools", [](const Cluster& c) {
@@ -930,18 +944,18 @@ PYBIND11_MODULE(_core, m) {
         return pools;
       })
       .def("__repr__", [](const Cluster& c) {
-        return fmt::format("Cluster('{}': {} pools, {} nodes, {} GPUs)", c.spec->name, c.spec->pools.size(), c.spec->total_nodes(),
-                           c.spec->total_gpus());
+        return file_text(fmt::format("Cluster('{}': {} pools, {} nodes, {} GPUs)", c.spec->name, c.spec->pools.size(),
+                                     c.spec->total_nodes(), c.spec->total_gpus()));
       });
 
   py::class_<Trace>(m, "Trace", "Jobs sorted by submit time")
       .def("__len__", [](const Trace& t) { return t.trace->jobs.size(); })
-      .def_property_readonly("source", [](const Trace& t) { return t.trace->source; })
+      .def_property_readonly("source", [](const Trace& t) { return file_text(t.trace->source); })
       .def_property_readonly("format", [](const Trace& t) { return t.trace->format; })
       .def_property_readonly("skipped", [](const Trace& t) { return t.trace->skipped.skipped; })
       .def("to_dict", &trace_columns, "The jobs as columns (numpy arrays and lists)")
       .def("__repr__", [](const Trace& t) {
-        return fmt::format("Trace('{}', format {}, {} jobs)", t.trace->source, t.trace->format, t.trace->jobs.size());
+        return file_text(fmt::format("Trace('{}', format {}, {} jobs)", t.trace->source, t.trace->format, t.trace->jobs.size()));
       });
 
   m.def(

@@ -417,6 +417,10 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   expect 2 "--features: ranks not in" -- train --cluster helios --features ranks --out "$TMP/run-bad"
   expect 0 "wrote .*skip.pt" -- export --model "$TMP/run-skip" --torchscript "$TMP/skip.pt"
   expect 0 "wrote .*policy.pt" -- export --model "$TMP/run" --torchscript "$TMP/policy.pt"
+  cp "$TMP/init/model.pt" "$TMP/init-model.pt"
+  expect 2 "--torchscript .*init/model.pt: would replace a file of the rltune results in .*init; choose another file" \
+    -- export --model "$TMP/run" --torchscript "$TMP/init/model.pt"
+  cmp -s "$TMP/init/model.pt" "$TMP/init-model.pt" || fail "export replaced another run's checkpoint"
   [ -s "$TMP/policy.pt" ] || fail "export wrote nothing"
   # The export must not replace the policy or a checkpoint of its run.
   cp -r "$TMP/run" "$TMP/run-copy"
@@ -502,6 +506,22 @@ expect 0 "wrote jobs.csv, summary.json and config.json" -- simulate --trace "$TM
 grep -q $'trace-\xEF\xBF\xBD.csv' "$TMP/not-utf8/config.json" || fail "config.json lacks the replaced file name"
 expect 2 "--out .*exp: holds the results of another command" -- simulate --out "$TMP/exp"
 expect 0 "12 runs \(12 reused" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp" --quiet --resume
+# A run record cut or edited by hand is run again, never read with keys missing; runs without the
+# config that wrote them are not reused at all.
+cp -r "$TMP/exp" "$TMP/exp-edited-run" && cp -r "$TMP/exp" "$TMP/exp-edited-run-2"
+/usr/bin/python3 -c 'import json, sys; f = sys.argv[1]; r = json.load(open(f)); del r["metrics"]["avg_bsld"]; json.dump(r, open(f, "w"))' \
+  "$TMP/exp-edited-run/runs/w0-k0000-p01.json"
+/usr/bin/python3 -c 'import json, sys; f = sys.argv[1]; r = json.load(open(f)); r["policy"] = "fcfs"; json.dump(r, open(f, "w"))' \
+  "$TMP/exp-edited-run-2/runs/w0-k0001-p01.json"
+expect 0 "w0-k0000-p01.json: metrics.avg_bsld is not a number; running it again" \
+  -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp-edited-run" --quiet --resume
+expect 0 "w0-k0001-p01.json: not the run of policy sjf; running it again" \
+  -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp-edited-run-2" --quiet --resume
+for d in exp-edited-run exp-edited-run-2; do
+  cmp -s "$TMP/exp/runs.csv" "$TMP/$d/runs.csv" || fail "$d: a run run again after an edit differs from the first one"
+done
+cp -r "$TMP/exp" "$TMP/exp-no-config" && rm "$TMP/exp-no-config/config.json"
+expect 2 "exp-no-config: holds runs but no config.json" -- experiment --config "$TMP/exp.yaml" --out "$TMP/exp-no-config" --quiet --resume
 mkdir -p "$TMP/not-object" && echo '[1]' > "$TMP/not-object/config.json"
 expect 2 "not-object/config.json: unreadable: not a JSON object" -- experiment --config "$TMP/exp.yaml" --out "$TMP/not-object" --quiet --resume
 # A changed config is refused, naming the first value that differs.
@@ -556,6 +576,14 @@ mkdir -p "$TMP/exp-nan" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "avg_bsld") c = i } NR == 3 { $c = "nan" } { print }' \
   "$TMP/exp/runs.csv" > "$TMP/exp-nan/runs.csv"
 expect 2 "exp-nan/runs.csv:3: field 'avg_bsld': value 'nan' is not a number" -- report "$TMP/exp-nan"
+# summary.csv without a column the report reads (an edit), or with a word where a number goes.
+mkdir -p "$TMP/exp-nocol" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-nocol/"
+/usr/bin/python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); i = rows[0].index("vs_fcfs_ci_low")
+csv.writer(open(sys.argv[1], "w", newline="")).writerows([r[:i] + r[i + 1:] for r in rows])' "$TMP/exp-nocol/summary.csv"
+expect 2 "exp-nocol/summary.csv: no column 'vs_fcfs_ci_low'" -- report "$TMP/exp-nocol"
+mkdir -p "$TMP/exp-word" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-word/"
+sed -i '2s/^\(\([^,]*,\)\{5\}\)[^,]*/\1lots/' "$TMP/exp-word/summary.csv"
+expect 2 "exp-word/summary.csv:2: field 'mean': value 'lots' is not a number" -- report "$TMP/exp-word"
 # What only the outputs read may change behind --resume: every run is reused, the summary rewritten.
 mkdir -p "$TMP/exp-rebased" && cp -r "$TMP/exp"/* "$TMP/exp-rebased/" && touch "$TMP/exp-rebased/report.md"
 { cat "$TMP/exp.yaml"; echo "baselines: [sjf]"; echo "description: against sjf"; } > "$TMP/exp-rebased.yaml"

@@ -674,6 +674,27 @@ TEST(PairedBootstrap, HandComputedCases) {
   EXPECT_GT(a1.ci_high, a1.pct);
 }
 
+TEST(ExperimentRunner, ARunIntoAFolderAnotherProcessWritesIsRefused) {
+  const Config c = parse(kConfig);
+  TempDir out;
+  {
+    // flock locks belong to the open file: a second lock from this process conflicts as another process's would.
+    const FolderLock other(out.path, "the other run");
+    try {
+      experiment::run_experiment(c, out.path, {.jobs = 2, .progress = false});
+      ADD_FAILURE() << "ran into a folder another run holds";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("another rltune process is writing there"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(fs::path(out.path) / "config.json"));
+    EXPECT_THROW(FolderLock(out.path, "a third"), InputError);
+  }
+  EXPECT_FALSE(fs::exists(fs::path(out.path) / ".lock"));  // released, and the file removed
+  experiment::run_experiment(c, out.path, {.jobs = 2, .progress = false});
+  EXPECT_TRUE(fs::exists(fs::path(out.path) / "runs.csv"));
+  EXPECT_FALSE(fs::exists(fs::path(out.path) / ".lock"));
+}
+
 bool have_gnuplot() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
 
 TEST(ExperimentReport, WritesValidFiguresAndPages) {
@@ -741,9 +762,14 @@ TEST(ExperimentReport, AMissingOrFailingGnuplotIsAClearError) {
   };
   EXPECT_EQ(error("rltune-no-such-gnuplot"), "rltune-no-such-gnuplot not found: install gnuplot (Debian: apt-get install gnuplot-nox)");
   const std::string failed = error("false");
-  EXPECT_EQ(failed.rfind("gnuplot failed on " + out.path + "/figures/figures.gp (see " + out.path + "/figures/gnuplot.log)", 0), 0u)
+  EXPECT_EQ(failed.rfind("gnuplot failed on " + out.path + "/figures/figures.gp (see " + out.path +
+                             "/figures/gnuplot.log; the earlier figures were kept)",
+                         0),
+            0u)
       << failed;
   EXPECT_TRUE(fs::exists(fs::path(out.path) / "figures" / "gnuplot.log"));
+  EXPECT_TRUE(fs::exists(fs::path(out.path) / "figures" / "figures.gp"));  // the script that failed, to read
+  EXPECT_FALSE(fs::exists(fs::path(out.path) / "figures" / ".drawing"));
   EXPECT_FALSE(fs::exists(fs::path(out.path) / "report.html"));
 }
 
@@ -756,6 +782,12 @@ TEST(CsvTable, ToCsvReadsBackAsTheSameTable) {
   const report::CsvTable back = report::CsvTable::parse(text, "t.csv");
   EXPECT_EQ(back.header, t.header);
   EXPECT_EQ(back.rows, t.rows);
+  // As an editor may save it: a byte-order mark, CRLF line ends and a blank line at the end.
+  std::string edited = "\xEF\xBB\xBF";
+  for (const char c : text) edited += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  const report::CsvTable saved = report::CsvTable::parse(edited + "\r\n", "t.csv");
+  EXPECT_EQ(saved.header, t.header);
+  EXPECT_EQ(saved.rows.size(), t.rows.size());
   // Cut inside a quoted field: an error at its line, not a table one record short.
   try {
     report::CsvTable::parse(text.substr(0, text.size() - 12), "t.csv");

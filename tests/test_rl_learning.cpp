@@ -211,6 +211,34 @@ TEST(PolicyNet, FileRoundTripIsExactAndBadFilesAreRefused) {
   j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
   j["network"]["layers"][1]["bias"][0] = -2e6;
   EXPECT_NE(error(j).find("layer 1 has a bias of"), std::string::npos) << error(j);
+  // A misspelt key would be ignored, and the policy would run otherwise than it was trained.
+  j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j.erase("commit");
+  j["comit"] = false;
+  EXPECT_NE(error(j).find("p.json: policy file: unknown key 'comit'"), std::string::npos) << error(j);
+  j = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1);
+  j["network"]["layers"][0]["weights"] = j["network"]["layers"][0]["weight"];
+  EXPECT_NE(error(j).find("network.layers[]: unknown key 'weights'"), std::string::npos) << error(j);
+  // As read from a file: a key given twice, and a number beyond a double, are errors naming the file.
+  TempDir dir;
+  const std::string text = policy_file(random_net(Arch::mlp, kFeatures, 1), env, 1).dump();
+  write_file(dir.path + "/twice.json", text.substr(0, text.size() - 1) + R"(,"epoch":3})");
+  const auto load_error = [](const std::string& path) -> std::string {
+    try {
+      load_policy(path);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(load_error(dir.path + "/twice.json").find("twice.json: key 'epoch' appears twice in one object"), std::string::npos)
+      << load_error(dir.path + "/twice.json");
+  std::string huge = text;
+  huge.replace(huge.find("\"bias\":[") + 8, 0, "1e400,");
+  write_file(dir.path + "/huge.json", huge);
+  EXPECT_NE(load_error(dir.path + "/huge.json").find("huge.json: not JSON: [json.exception.out_of_range.406] number overflow"),
+            std::string::npos)
+      << load_error(dir.path + "/huge.json");
 }
 
 // A model's regime comes from its training run's config.json; run under other rules, it warns once.

@@ -371,7 +371,7 @@ Command add_generate(CLI::App& app) {
   sub->add_option("--like", args->like,
                   "philly, helios, alibaba, a model YAML, or a trace to fit (default: the family named like --cluster)");
   sub->add_option("--out", args->out, "Output canonical CSV file")->check(path_name());
-  sub->add_option("--save-model", args->save_model, "Also write the workload model used, as YAML");
+  sub->add_option("--save-model", args->save_model, "Also write the workload model used, as YAML")->check(path_name());
   sub->add_option("--cluster", args->cluster, "Cluster the load is relative to (preset or YAML file)")->capture_default_str();
   sub->add_option("--jobs", args->jobs, "Number of jobs")->capture_default_str()->check(CLI::Range(workload::kMinJobs, workload::kMaxJobs));
   sub->add_option("--seed", args->seed, "Random seed")->capture_default_str()->check(seed_value());

@@ -128,7 +128,7 @@ int run_simulate(const SimulateArgs& a) {
   }
   report::print_comparison(std::cout, rows);
   if (std::any_of(rejections.begin(), rejections.end(), [](const std::string& r) { return !r.empty(); })) {
-    std::cout << "\nrejected jobs (never run, left out of the averages; jobs.csv's reason column names each):\n";
+    std::cout << "\nrejected jobs (never run, left out of the averages; each job's reason is in --out's jobs.csv):\n";
     if (std::all_of(rejections.begin(), rejections.end(), [&](const std::string& r) { return r == rejections.front(); }))
       std::cout << fmt::format("  {}: {}\n", rows.size() == 1 ? rows.front().first : "every policy", rejections.front());
     else

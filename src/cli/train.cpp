@@ -258,7 +258,9 @@ Command add_export(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("export", "Write a trained policy as a TorchScript module for Python");
   sub->add_option("--model", *model, "Training run directory (its best.json) or a policy .json file")->required();
-  sub->add_option("--torchscript", *out, "Output file (forward(obs [B,128,F], mask [B,128]) -> logits [B,128])")->required();
+  sub->add_option("--torchscript", *out, "Output file (forward(obs [B,128,F], mask [B,128]) -> logits [B,128])")
+      ->check(path_name())
+      ->required();
   return {sub, [model, out] {
             // Written over the policy or a file of its training run (a checkpoint), the export would destroy it.
             const std::filesystem::path given(*model);
@@ -266,6 +268,13 @@ Command add_export(CLI::App& app) {
             std::vector<std::string> kept{given.string()};
             for (const char* file : {"model.pt", "best.pt", "best.json", "policy.json", "config.json", "progress.csv"}) kept.push_back((run / file).string());
             refuse_overwriting("--torchscript", *out, kept);
+            // Nor over a file of another rltune run (its checkpoint, say): such a folder's config.json names its command.
+            const std::filesystem::path target(*out);
+            const std::filesystem::path folder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+            if (const auto config = read_file((folder / "config.json").string());
+                std::filesystem::exists(target) && config && nlohmann::json::parse(*config, nullptr, /*allow_exceptions=*/false).contains("command"))
+              throw InputError(fmt::format("--torchscript {}: would replace a file of the rltune results in {}; choose another file",
+                                           *out, folder.string()));
             const rl::PolicyFile policy = rl::load_policy(*model);
             auto learner = rl::make_ppo_learner(policy.net.arch, policy.net.features, policy.net.skip, {}, 0, 1);
             learner->set_policy(policy.net);

@@ -10,6 +10,10 @@
 #include <system_error>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include "core/error.h"
 #include "core/hash.h"
 
@@ -37,7 +41,8 @@ std::filesystem::path written_path(const std::string& path) {
 }  // namespace
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  // `error`: errno at the failure, which says why (a full disk, no permission); 0 when unknown.
+  // `error`: errno of the failing call, which says why (a full disk, no permission); 0 when unknown.
+  // errno is cleared before each call it is read after, so that no earlier call's value is shown.
   const auto fail_on = [&](const char* what, int error) {
     const std::string why = error != 0 ? ": " + std::generic_category().message(error) : "";
     throw InputError(fmt::format("{}: cannot {} the output file{}", path, what, why));
@@ -50,6 +55,7 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
     std::ofstream out(path, std::ios::binary);
     if (!out) fail_on("write", errno);
     write(out);
+    errno = 0;
     out.close();
     if (!out) fail_on("write", errno);
     return;
@@ -72,9 +78,11 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
       std::remove(tmp.c_str());
       throw;
     }
-    out.close();
+    errno = 0;
+    out.close();  // flushes: a full disk that failed a write before fails this one too
     if (!out) fail("write");
   }
+  errno = 0;
   if (std::rename(tmp.c_str(), target.c_str()) != 0) fail("replace");
 }
 
@@ -117,6 +125,26 @@ std::map<std::string, std::string> file_digests(const std::set<std::string>& pat
     out[f] = *digest;
   }
   return out;
+}
+
+FolderLock::FolderLock(const std::string& dir, const std::string& what) : path_((std::filesystem::path(dir) / ".lock").string()) {
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError(fmt::format("{}: cannot open {}: {}", what, path_, std::generic_category().message(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (error == EWOULDBLOCK)
+      throw InputError(fmt::format("{}: another rltune process is writing there (it holds {}); wait for it or choose another folder",
+                                   what, path_));
+    throw InputError(fmt::format("{}: cannot lock {}: {}", what, path_, std::generic_category().message(error)));
+  }
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // while still held: a process that opened it meanwhile finds it locked
+  ::close(fd_);
 }
 
 }  // namespace rltune

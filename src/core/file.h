@@ -26,4 +26,20 @@ std::optional<std::string> file_digest(const std::string& path);
 // naming a file that cannot be read.
 std::map<std::string, std::string> file_digests(const std::set<std::string>& paths);
 
+// While alive, holds a lock on the folder `dir` (flock on dir/.lock): a second process that would write
+// the same folder is refused, instead of interleaving its files with this one's. The kernel releases
+// it when the process ends, however it ends; a normal end also removes the file.
+class FolderLock {
+ public:
+  // InputError "`what`: another rltune process is writing there" when another process holds it.
+  FolderLock(const std::string& dir, const std::string& what);
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 }  // namespace rltune

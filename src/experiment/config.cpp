@@ -231,15 +231,21 @@ struct Parser {
       t.label = fs::path(t.files.front()).stem().string();
       auto& r = t.read;
       if (node["format"]) r.format = check.text(node["format"], key + ".format");
-      if (node["vc_column"]) r.vc_column = static_cast<int>(check.integer(node["vc_column"], key + ".vc_column", -1, 19));
+      if (node["vc_column"])
+        r.vc_column = static_cast<int>(check.integer(node["vc_column"], key + ".vc_column", trace::kMinColumn, trace::kMaxColumn));
       if (node["gpu_type_column"])
-        r.gpu_type_column = static_cast<int>(check.integer(node["gpu_type_column"], key + ".gpu_type_column", -1, 19));
+        r.gpu_type_column =
+            static_cast<int>(check.integer(node["gpu_type_column"], key + ".gpu_type_column", trace::kMinColumn, trace::kMaxColumn));
       if (node["duration_source"]) r.duration_source = path(node["duration_source"], key + ".duration_source");
-      if (node["gpus_per_proc"]) r.gpus_per_proc = check.number(node["gpus_per_proc"], key + ".gpus_per_proc", 0.001, 1024);
+      if (node["gpus_per_proc"])
+        r.gpus_per_proc = check.number(node["gpus_per_proc"], key + ".gpus_per_proc", trace::kMinGpusPerProc, trace::kMaxGpusPerProc);
       if (node["pai_task_table"]) {
         r.pai_task_table = path(node["pai_task_table"], key + ".pai_task_table");
-        if (r.format == "auto") r.format = "pai";
+        if (r.format == "auto") r.format = "pai";  // as read_traces_as_given reads it; config.json says so
       }
+      for (const auto& [setting, format] : {std::pair{"vc_column", "rltune"}, {"gpu_type_column", "rltune"},
+                                            {"duration_source", "gavel"}, {"gpus_per_proc", "swf"}, {"pai_task_table", "pai"}})
+        if (node[setting]) t.given.push_back({key + "." + setting, format});
       if (node["skip_invalid"]) r.skip_invalid = boolean(node["skip_invalid"], key + ".skip_invalid");
       if (node["max_line_bytes"])
         r.max_line_bytes = static_cast<std::size_t>(check.integer(node["max_line_bytes"], key + ".max_line_bytes", 64, 1LL << 32));

@@ -40,6 +40,7 @@ struct TraceSource {
   std::string label;                // name in outputs: "generated-helios", or the first file's name
   std::vector<std::string> files;   // empty = generated
   trace::ReadOptions read;
+  std::vector<trace::GivenSetting> given;  // the format settings the YAML gave (each checked against the format read)
   std::string like;                 // generator family or model file; "" = the cluster's family
   int jobs = 20000;
   double load = 0.9;

@@ -176,9 +176,8 @@ LoadedWorkload load_workload(const Workload& w) {
       const auto model = workload::load_model(t.like.empty() ? workload::default_family(l.cluster.source) : t.like);
       l.trace = workload::generate(model, l.cluster, {.jobs = t.jobs, .load = t.load, .seed = t.seed});
     } else {
-      l.trace = trace::read_traces(t.files, t.read);
+      l.trace = trace::read_traces_as_given(t.files, t.read, t.given);
       if (l.trace.skipped.skipped > 0) spdlog::warn("{}: skipped {} invalid rows", l.trace.source, l.trace.skipped.skipped);
-      if (l.trace.jobs.empty()) throw InputError(l.trace.source + ": no valid job");
     }
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: workload {}/{}: {}", w.where, w.cluster_label, t.label, e.what()));
@@ -305,6 +304,33 @@ Json run_one(const Workload& w, const LoadedWorkload& l, std::size_t policy, std
     record["error"] = e.what();
   }
   return record;
+}
+
+// Why a record read back from runs/ cannot stand for this task's run ("" when it can). A completed
+// run writes every key checked here; a record cut, edited or written for another task is run again,
+// never read with keys missing or of another type (the outputs would read past them).
+std::string record_problem(const Json& r, const std::string& window, const std::string& policy, bool series) {
+  if (!r.is_object()) return "not a JSON object";
+  const auto is_text = [&](const char* key, const std::string& value) { return r.contains(key) && r[key].is_string() && r[key] == value; };
+  if (!is_text("window", window)) return "not the run of window " + window;
+  if (!is_text("policy", policy)) return "not the run of policy " + policy;
+  if (!r.contains("metrics") || !r["metrics"].is_object()) return "no metrics";
+  for (const metrics::MetricDef& d : metrics::summary_metrics())
+    if (!r["metrics"].contains(d.name) || !r["metrics"][d.name].is_number()) return fmt::format("metrics.{} is not a number", d.name);
+  const auto numbers = [](const Json& list, bool integers) {
+    return list.is_array() && std::all_of(list.begin(), list.end(), [&](const Json& v) { return integers ? v.is_number_integer() : v.is_number(); });
+  };
+  for (const char* key : {"wait_s", "jct_s"})
+    if (!r.contains(key) || !numbers(r[key], false)) return fmt::format("{} is not a list of numbers", key);
+  if (r.contains("timeseries") != series) return series ? "no timeseries" : "a timeseries this config does not record";
+  if (series) {
+    const Json& ts = r["timeseries"];
+    if (!ts.is_object() || !ts.contains("time_s") || !numbers(ts["time_s"], false)) return "timeseries.time_s is not a list of numbers";
+    for (const char* key : {"queue_jobs", "gpus_busy", "fragmentation"})
+      if (!ts.contains(key) || !numbers(ts[key], key != std::string_view("fragmentation")) || ts[key].size() != ts["time_s"].size())
+        return fmt::format("timeseries.{} is not a list of numbers as long as time_s", key);
+  }
+  return "";
 }
 
 // A completed run in which at least one job ran: only such a run has job averages.
@@ -532,6 +558,12 @@ void claim_out_dir(const fs::path& out, const Json& effective, const std::string
         if (fs::remove_all(out / f, ec); ec)
           throw InputError(fmt::format("--resume: cannot remove {}, which the changed config no longer describes: {}",
                                        (out / f).string(), ec.message()));
+  } else if (!fs::is_empty(out / "runs", ec) && !ec) {
+    // Without the config that wrote them, nothing tells these runs' workloads and policies from this one's:
+    // reused by file name, they would give another config's numbers.
+    throw InputError(fmt::format("--out {}: holds runs but no config.json, so which config wrote them is unknown; restore "
+                                 "its config.json or choose another folder",
+                                 out_dir));
   }
   fs::create_directories(out / "runs", ec);
   if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out_dir, ec.message()));
@@ -585,12 +617,19 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
   Models models;
   const fs::path out(out_dir);
   Json effective = config.effective;
+  std::optional<FolderLock> lock;  // held until the experiment ends
   together(comm, [&] {
     for (const auto& w : config.workloads) loaded.push_back(load_workload(w));
     models = load_models(config.workloads);
     effective["rltune_version"] = RLTUNE_VERSION;
     effective["inputs"] = input_digests(config, models);
-    if (writer) claim_out_dir(out, effective, json_text(effective, 2) + "\n", options.resume);
+    if (writer) {
+      std::error_code ec;
+      fs::create_directories(out, ec);
+      if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", out.string(), ec.message()));
+      lock.emplace(out.string(), "--out " + out.string());  // before the claim: two runs into one folder would mix their runs
+      claim_out_dir(out, effective, json_text(effective, 2) + "\n", options.resume);
+    }
   });
 
   // Runs in rounds of one window of every workload, so that the progress bar's ETA, taken from the
@@ -619,10 +658,16 @@ Outcome run_experiment(const Config& config, const std::string& out_dir, const R
     if (options.resume && fs::exists(file)) {
       try {
         Json r = read_json(file);
-        if (r["status"] == "completed") {
-          records[t.workload][t.window][t.policy] = std::move(r);
-          ++outcome.reused;
-          continue;
+        if (r.is_object() && r.value("status", "") == "completed") {  // a failed run is simply run again
+          const std::string problem = record_problem(r, window_label(loaded[t.workload], t.window),
+                                                     config.workloads[t.workload].policies[t.policy].label,
+                                                     static_cast<int>(t.window) < config.timeseries_windows);
+          if (problem.empty()) {
+            records[t.workload][t.window][t.policy] = std::move(r);
+            ++outcome.reused;
+            continue;
+          }
+          spdlog::warn("{}: {}; running it again", file.string(), problem);
         }
       } catch (const std::exception& e) {
         spdlog::warn("{}: unreadable ({}); running it again", file.string(), e.what());

@@ -26,12 +26,14 @@ namespace fs = std::filesystem;
 CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
   CsvTable t;
   t.source = source;
-  std::istringstream in(text);
+  // A byte-order mark (an editor's, a spreadsheet's) belongs to no column name.
+  std::istringstream in(text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text);
   std::string line, record;
   std::vector<std::string> fields;
   long number = 0, record_line = 0;  // the line the record being read starts on
   while (std::getline(in, line)) {
     ++number;
+    if (record.empty() && (csv::trim(line).empty() || line == "\r")) continue;  // a blank line (one at the end, say) holds no record
     if (record.empty()) record_line = number;
     record += line;
     // A quoted field may hold a newline: keep reading until the quotes balance.
@@ -631,11 +633,14 @@ ReportOutcome render_figures(const Script& script, const fs::path& figures, cons
   if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", figures.string(), ec.message()));
   const fs::path drawing = figures / ".drawing";
   fs::remove_all(drawing, ec);  // a killed report's
-  fs::create_directories(drawing, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", drawing.string(), ec.message()));
+  if (!ec) fs::create_directories(drawing, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot make a fresh folder to draw in: {}", drawing.string(), ec.message()));
   const std::unique_ptr<const fs::path, void (*)(const fs::path*)> cleanup(&drawing, [](const fs::path* d) {
-    std::error_code ignored;
-    fs::remove_all(*d, ignored);
+    try {
+      std::error_code ignored;
+      fs::remove_all(*d, ignored);
+    } catch (...) {  // (bad_alloc) never out of a destructor
+    }
   });
   // The script, drawing into `into`: figures.gp (kept for the user to draw again) into `figures`.
   const auto script_text = [&](const fs::path& into) {
@@ -654,32 +659,41 @@ ReportOutcome render_figures(const Script& script, const fs::path& figures, cons
       }
     return text;
   };
-  const fs::path gp = figures / "figures.gp", log = figures / "gnuplot.log";
-  write_file(gp.string(), script_text(figures));
-  write_file((drawing / "figures.gp").string(), script_text(drawing));
+  const fs::path gp = figures / "figures.gp", log = figures / "gnuplot.log", drawn_gp = drawing / "figures.gp";
+  write_file(drawn_gp.string(), script_text(drawing));
   // A generous limit: a large experiment's figures take seconds; a hung gnuplot must not hang the report.
-  const ProcessOutput run = run_process({options.gnuplot, (drawing / "figures.gp").string()}, "", 600);
-  write_file(log.string(), run.out + run.err);
+  const ProcessOutput run = run_process({options.gnuplot, drawn_gp.string()}, "", 600);
+  // What gnuplot said names figures.gp, which has the same lines (only the output folder differs).
+  std::string said = run.out + run.err;
+  for (std::size_t at = said.find(drawn_gp.string()); at != std::string::npos; at = said.find(drawn_gp.string(), at + gp.string().size()))
+    said.replace(at, drawn_gp.string().size(), gp.string());
   if (run.status != 0) {
     if (run.status == 127 && run.err.starts_with("cannot run"))
       throw InputError(fmt::format("{} not found: install gnuplot (Debian: apt-get install gnuplot-nox)", options.gnuplot));
-    std::string tail = run.out + run.err;
+    // The script that failed and what gnuplot said, to read; the earlier report's figures stay.
+    write_file(gp.string(), script_text(figures));
+    write_file(log.string(), said);
+    std::string tail = said;
     if (tail.size() > 2000) tail = "..." + tail.substr(tail.size() - 2000);
-    throw InputError(fmt::format("gnuplot failed on {} (see {}):\n{}", gp.string(), log.string(), tail));
+    throw InputError(fmt::format("gnuplot failed on {} (see {}; the earlier figures were kept):\n{}", gp.string(), log.string(), tail));
   }
 
   std::vector<std::string> names;
   for (const Figure& f : script.figures) {
     for (const char* ext : {".png", ".svg"})
       if (!complete_figure(drawing / (f.name + ext)))
-        throw InputError(fmt::format("gnuplot did not finish {} (a full disk? see {})", (figures / (f.name + ext)).string(), log.string()));
+        throw InputError(fmt::format("gnuplot did not finish {} (a full disk?); the earlier figures were kept",
+                                     (figures / (f.name + ext)).string()));
     names.push_back(f.name);
   }
+  // Each figure is replaced whole (a rename); the script and the log then describe what is in place.
   for (const Figure& f : script.figures)
     for (const char* ext : {".png", ".svg"}) {
       fs::rename(drawing / (f.name + ext), figures / (f.name + ext), ec);
       if (ec) throw InputError(fmt::format("{}: cannot move the drawn figure in place: {}", (figures / (f.name + ext)).string(), ec.message()));
     }
+  write_file(gp.string(), script_text(figures));
+  write_file(log.string(), said);
   return {names, remove_stale_figures(script, figures)};
 }
 
@@ -724,6 +738,17 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   const CsvTable summary_csv = CsvTable::read((dir / "summary.csv").string());
   const CsvTable cdf = CsvTable::read((dir / "cdf.csv").string());
   const CsvTable series = CsvTable::read((dir / "timeseries.csv").string());
+  // Every column the report reads, with numbers where it has values: a column lost or renamed in an
+  // edit would otherwise read as n/a in every table and drop the improvement figures.
+  std::vector<std::string> needed{"windows", "mean", "p95"};
+  for (const std::string& b : baselines(config))
+    for (const char* part : {"_pct", "_ci_low", "_ci_high", "_pairs"}) needed.push_back("vs_" + b + part);
+  for (const std::string& name : needed) {
+    const std::size_t c = summary_csv.column(name);  // InputError naming the file and the column
+    for (std::size_t r = 0; r < summary_csv.rows.size(); ++r)
+      if (const std::string& cell = summary_csv.rows[r][c]; !cell.empty() && !csv::parse_double(cell))
+        throw InputError::at(summary_csv.source, summary_csv.row_lines[r], name, cell, "is not a number");
+  }
   const SummaryIndex summary(summary_csv);
   // Everything the report reads from config.json, read before any figure is drawn: an edited file
   // that lacks a key fails here, with nothing written.

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -110,9 +114,20 @@ nlohmann::json policy_file(const PolicyNet& net, const EnvOptions& env, int epoc
           {"network", net.to_json()}};
 }
 
+// An unknown key is an error, not ignored: a misspelt "comit": false would load as commit true.
+void only_keys(const nlohmann::json& j, std::initializer_list<std::string_view> known, const std::string& what) {
+  for (const auto& [key, value] : j.items())
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      throw InputError(fmt::format("{}: unknown key '{}' (known: {})", what, key, fmt::join(known, ", ")));
+}
+
 PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) {
   try {
     if (j.value("format", "") != "rltune-policy") throw InputError(where + ": not an rltune policy file");
+    only_keys(j, {"format", "version", "epoch", "baseline", "score", "observation", "commit", "network"}, "policy file");
+    only_keys(j.at("observation"), {"features", "wait_scale_s", "size_scale", "runtime_scale_s"}, "observation");
+    only_keys(j.at("network"), {"arch", "features", "layers", "skip_logit"}, "network");
+    for (const nlohmann::json& layer : j.at("network").at("layers")) only_keys(layer, {"in", "out", "weight", "bias"}, "network.layers[]");
     // Compared as JSON: 1.5 would convert to 1.
     if (const nlohmann::json version = j.value("version", nlohmann::json(-1)); version != 1 || !version.is_number_integer())
       throw InputError(fmt::format("{}: policy file version {} (this rltune reads version 1)", where, version.dump()));
@@ -180,11 +195,24 @@ namespace {
 nlohmann::json read_json_file(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw InputError(fmt::format("{}: cannot read", file.string()));
+  // A key given twice in one object: nlohmann would keep the last silently (a hand edit that left the old value).
+  std::vector<std::set<std::string>> keys;  // of each object being read
+  std::string twice;
+  const nlohmann::json::parser_callback_t note_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+    else if (event == nlohmann::json::parse_event_t::object_end) keys.pop_back();
+    else if (event == nlohmann::json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second && twice.empty())
+      twice = parsed.get<std::string>();
+    return true;
+  };
+  nlohmann::json j;
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+    j = nlohmann::json::parse(in, note_keys);
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (1e400)
     throw InputError(fmt::format("{}: not JSON: {}", file.string(), e.what()));
   }
+  if (!twice.empty()) throw InputError(fmt::format("{}: key '{}' appears twice in one object", file.string(), twice));
+  return j;
 }
 
 }  // namespace
@@ -325,7 +353,9 @@ struct RunStart {
 RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner, const nlohmann::json& config) {
   RunStart start;
   if (o.resume) {
-    if (!fs::exists(dir / "model.pt")) throw InputError(fmt::format("--resume: {} holds no model.pt to resume from", o.out));
+    if (!fs::exists(dir / "model.pt"))  // killed before its first epoch was saved (imitation epochs are not)
+      throw InputError(fmt::format("--resume: {} holds no model.pt to resume from (no epoch was saved); run again without --resume",
+                                   o.out));
     std::ifstream in(dir / "config.json");
     nlohmann::json stored;
     try {
@@ -420,6 +450,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
   config["options"]["ranks"] = comm.size();
 
   RunStart start;
+  std::optional<FolderLock> lock;  // held until training ends
   together(comm, [&] {
     check_bounds(o, train_settings(), "train");
     check_bounds(o.ppo, ppo_settings(), "ppo");
@@ -433,6 +464,7 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", o.out, ec.message()));
+    lock.emplace(o.out, "--out " + o.out);  // two trainings into one folder would overwrite each other's files
     start = start_run(dir, o, learner, config);
   });
   // The other ranks load the checkpoint rank 0 checked, from the shared run directory.

@@ -23,10 +23,10 @@ inline const char* to_string(Split value) { return kSplitNames.name(value); }
 // [first, last) job indices of `split` in a trace of `jobs` jobs: the first train_split of the jobs (by
 // index) train; the rest is halved into validation and test (B6: they never overlap training).
 std::pair<std::size_t, std::size_t> split_range(std::size_t jobs, double train_split, Split split);
-// The start of a window of `len` jobs drawn uniformly from `split` with `rng` (as training and
-// evaluation draw them); InputError when the split holds fewer than `len` jobs.
 // InputError unless the split of `jobs` jobs holds a window of `len`.
 void check_split_holds(std::size_t jobs, double train_split, Split split, std::size_t len);
+// The start of a window of `len` jobs drawn uniformly from `split` with `rng` (as training and
+// evaluation draw them); InputError when the split holds fewer than `len` jobs.
 std::size_t draw_window(Rng& rng, std::size_t jobs, double train_split, Split split, std::size_t len);
 
 // How windows are cut, in numbers. One record per setting (window_settings()) gives the flags of train,

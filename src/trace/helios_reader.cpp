@@ -4,8 +4,6 @@
 // `duration` column, or end_time - start_time when it is empty; jobs with neither are skipped and counted.
 // CPU-only jobs (gpu_num 0) are kept: the simulator rejects them at admission with a reason, so nothing is
 // lost silently.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <limits>
 
@@ -44,7 +42,7 @@ void read_helios(std::istream& in, const ReadOptions&, RowSink& sink) {
         continue;
       }
       d = *e - *b;
-      if (*d < 0) rows.fail(end, rows.text(end), fmt::format("is before start_time {} (no duration given)", rows.text(start)));
+      if (*d < 0) rows.fail(end, rows.text(end), "is before start_time (no duration given)");  // one reason for every such row
     }
     if (!rows.ok()) continue;
     if (*d < 0) rows.fail(duration, rows.text(duration), "must be >= 0");

@@ -287,7 +287,7 @@ Trace read_traces_as_given(const std::vector<std::string>& paths, ReadOptions op
     std::vector<std::string> reasons;
     for (const auto& [reason, count] : t.skipped.by_reason) reasons.push_back(fmt::format("{} x {}", count, reason));
     throw InputError(fmt::format("{}: no valid job left after skipping {} rows{}{}", t.source, t.skipped.skipped,
-                                 reasons.empty() ? "" : ": ", fmt::join(reasons, "; ")));
+                                 reasons.empty() ? "" : ": ", fmt::join(reasons, ", ")));
   }
   return t;
 }
