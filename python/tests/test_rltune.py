@@ -433,6 +433,9 @@ def test_what_the_cli_refuses_is_refused_from_python_too(tmp_path):
     odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.csv"))
     odd.write_text(plain.read_text())
     assert len(rltune.read_trace(odd)) == len(rltune.read_trace(str(odd))) == 1
+    assert rltune.read_trace(odd).source == str(odd) and "caf" in repr(rltune.read_trace(odd))
+    with pytest.raises(ValueError, match=r"missing\\xe9\.csv: cannot open"):  # the name's bytes shown, not an empty message
+        rltune.read_trace(bytes(tmp_path) + b"/missing\xe9.csv")
     with pytest.raises(ValueError, match="cannot hold a NUL"):
         rltune.read_trace(str(plain) + "\0junk")
     # Starts per environment as a numpy array, as actions are given.
