@@ -305,6 +305,19 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   grep -q '"init_policy"' "$TMP/init/config.json" || fail "config.json does not record --init-policy"
   /usr/bin/python3 -c 'import json, sys; a, b = (json.load(open(f))["network"] for f in sys.argv[1:]); sys.exit(a != b)' \
     "$TMP/run/best.json" "$TMP/init/policy.json" || fail "--init-policy: the policy did not start from the file's weights"
+  # A resume goes on from model.pt: the start file may change (a run still training) or go meanwhile.
+  cp "$TMP/run/best.json" "$TMP/start.json"
+  init_run() { expect 0 "wrote model.pt" -- train --cluster helios --sample-jobs 3000 --window-len 64 --trajs 2 --validation-windows 1 \
+    --pi-iters 0 --vf-iters 2 --quiet --init-policy "$TMP/start.json" --out "$TMP/init-resumed" "$@"; }
+  init_run --epochs 1
+  echo " " >> "$TMP/start.json"
+  init_run --epochs 2 --resume
+  rm "$TMP/start.json"
+  init_run --epochs 3 --resume
+  [ "$(wc -l < "$TMP/init-resumed/progress.csv")" -eq 4 ] || fail "the resumed runs from a changed or removed start file did not go on"
+  expect 2 "--resume: the run in .*init-resumed started from .*start.json, not from --init-policy .*run/best.json" -- train --cluster helios \
+    --sample-jobs 3000 --window-len 64 --trajs 2 --validation-windows 1 --pi-iters 0 --vf-iters 2 --quiet --init-policy "$TMP/run/best.json" \
+    --out "$TMP/init-resumed" --epochs 4 --resume
   expect 2 "--init-policy .*best.json: a mlp policy of 7 features cannot start a mlp policy of 11 features" -- train --cluster helios \
     --sample-jobs 3000 --window-len 64 --epochs 1 --features ranked --init-policy "$TMP/run/best.json" --out "$TMP/init-bad"
   expect 2 "--window-len 5000: must be at most the trace's 3000 jobs" -- train --cluster helios --sample-jobs 3000 --window-len 5000 --epochs 1 --out "$TMP/too-long"

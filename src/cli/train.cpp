@@ -93,7 +93,17 @@ int run_train(TrainArgs& a) {
     a.trace.describe(config, cluster, trace);
     a.profile.describe(config, o.env.profile);
     config["inputs"] = input_files(a);
-    if (!a.init_policy.empty()) {
+    // A resume goes on from model.pt, which holds what the file started: the file may have changed since
+    // (another run still training, say) or be gone. The run's own record of it stands, for the same file.
+    const std::filesystem::path run_dir(o.out);
+    const auto stored = o.resume && std::filesystem::exists(run_dir / "model.pt") ? read_file((run_dir / "config.json").string()) : std::nullopt;
+    const nlohmann::json previous = stored ? nlohmann::json::parse(*stored, nullptr, /*allow_exceptions=*/false) : nlohmann::json();
+    if (!a.init_policy.empty() && previous.is_object() && previous.contains("init_policy") && previous["init_policy"].is_object()) {
+      const std::string started = previous["init_policy"].value("path", "");
+      if (started != a.init_policy && std::filesystem::path(started).parent_path() != std::filesystem::path(a.init_policy))
+        throw InputError(fmt::format("--resume: the run in {} started from {}, not from --init-policy {}", o.out, started, a.init_policy));
+      config["init_policy"] = previous["init_policy"];
+    } else if (!a.init_policy.empty()) {
       init = rl::load_policy(a.init_policy);
       const auto& net = init->net;
       const int features = rl::feature_count(o.env.observation.features);
