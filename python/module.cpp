@@ -980,7 +980,7 @@ PYBIND11_MODULE(_core, m) {
         take(seed, "seed", o.seed);
         // A format's own setting, when given (not None): read as another format, it would do nothing, an error.
         std::vector<trace::GivenSetting> given;
-        const auto setting = [&](const py::object& value, const char* name, const char* format_name, auto& into) {
+        const auto setting = [&](const py::object& value, const char* name, auto& into) {
           if (value.is_none()) return;
           if constexpr (std::is_same_v<std::remove_reference_t<decltype(into)>, std::string>) {
             const auto file = path_text(value);
@@ -989,13 +989,13 @@ PYBIND11_MODULE(_core, m) {
           } else {
             take(value, name, into);
           }
-          given.push_back({name, format_name});
+          given.push_back({name, trace::format_of_setting(name)});
         };
-        setting(vc_column, "vc_column", "rltune", o.vc_column);
-        setting(gpu_type_column, "gpu_type_column", "rltune", o.gpu_type_column);
-        setting(duration_source, "duration_source", "gavel", o.duration_source);
-        setting(gpus_per_proc, "gpus_per_proc", "swf", o.gpus_per_proc);
-        setting(pai_task_table, "pai_task_table", "pai", o.pai_task_table);
+        setting(vc_column, "vc_column", o.vc_column);
+        setting(gpu_type_column, "gpu_type_column", o.gpu_type_column);
+        setting(duration_source, "duration_source", o.duration_source);
+        setting(gpus_per_proc, "gpus_per_proc", o.gpus_per_proc);
+        setting(pai_task_table, "pai_task_table", o.pai_task_table);
         return read_trace(files, o, given);
       },
       py::arg("path"), py::kw_only(), py::arg("format") = "auto", py::arg("skip_invalid") = false, py::arg("vc_column") = py::none(),

@@ -35,20 +35,21 @@ void TraceArgs::add_format_options(CLI::App& app, bool with_seed) {
       {app.add_option("--vc-column", read.vc_column, "rltune format: 0-based VC column, -1 = none")
            ->capture_default_str()
            ->check(CLI::Range(trace::kMinColumn, trace::kMaxColumn)),
-       "rltune"},
+       trace::format_of_setting("vc_column")},
       {app.add_option("--gpu-type-column", read.gpu_type_column, "rltune format: 0-based GPU-type column, -1 = none")
            ->capture_default_str()
            ->check(CLI::Range(trace::kMinColumn, trace::kMaxColumn)),
-       "rltune"},
+       trace::format_of_setting("gpu_type_column")},
       {app.add_option("--duration-source", read.duration_source,
                       "gavel format: CSV of real runtimes to sample durations from (e.g. philly_job_distribution.csv)"),
-       "gavel"},
+       trace::format_of_setting("duration_source")},
       {app.add_option("--gpus-per-proc", read.gpus_per_proc, "swf format: GPUs per SWF processor")
            ->capture_default_str()
            ->check(number_range(trace::kMinGpusPerProc, trace::kMaxGpusPerProc)),
-       "swf"},
+       trace::format_of_setting("gpus_per_proc")},
       {app.add_option("--pai-job-table", pai_job_table, "pai format: the PAI 2020 job table (pai_job_table.csv)"), "pai"},
-      {app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)"), "pai"}};
+      {app.add_option("--pai-task-table", read.pai_task_table, "pai format: the PAI 2020 task table (pai_task_table.csv)"),
+       trace::format_of_setting("pai_task_table")}};
   file_options.push_back(app.add_flag("--skip-invalid", read.skip_invalid, "Skip bad rows (counted by reason) instead of stopping"));
   file_options.push_back(app.add_option("--max-line-bytes", read.max_line_bytes,
                                         "Longest line a text trace may have; a longer one stops the read (binary or wrong file)")

@@ -243,9 +243,8 @@ struct Parser {
         r.pai_task_table = path(node["pai_task_table"], key + ".pai_task_table");
         if (r.format == "auto") r.format = "pai";  // as read_traces_as_given reads it; config.json says so
       }
-      for (const auto& [setting, format] : {std::pair{"vc_column", "rltune"}, {"gpu_type_column", "rltune"},
-                                            {"duration_source", "gavel"}, {"gpus_per_proc", "swf"}, {"pai_task_table", "pai"}})
-        if (node[setting]) t.given.push_back({key + "." + setting, format});
+      for (const auto& [setting, format] : trace::kFormatSettings)
+        if (node[std::string(setting)]) t.given.push_back({key + "." + std::string(setting), std::string(format)});
       if (node["skip_invalid"]) r.skip_invalid = boolean(node["skip_invalid"], key + ".skip_invalid");
       if (node["max_line_bytes"])
         r.max_line_bytes = static_cast<std::size_t>(check.integer(node["max_line_bytes"], key + ".max_line_bytes", 64, 1LL << 32));

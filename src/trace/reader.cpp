@@ -277,6 +277,12 @@ Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& opti
   return all;
 }
 
+std::string format_of_setting(std::string_view setting) {
+  for (const auto& [name, format] : kFormatSettings)
+    if (name == setting) return std::string(format);
+  throw InvariantError(fmt::format("no per-format setting {}", setting));
+}
+
 Trace read_traces_as_given(const std::vector<std::string>& paths, ReadOptions options, std::span<const GivenSetting> given) {
   if (!options.pai_task_table.empty() && options.format == "auto") options.format = "pai";
   Trace t = read_traces(paths, options);

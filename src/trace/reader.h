@@ -5,6 +5,8 @@
 #include <istream>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trace/job_spec.h"
@@ -79,6 +81,13 @@ Trace read_trace(const std::string& path, const ReadOptions& options);
 // Reads several files of one format into one trace (e.g. the per-VC gavel files); job ids must be unique
 // across them.
 Trace read_traces(const std::vector<std::string>& paths, const ReadOptions& options);
+// The per-format settings (named as ReadOptions' fields and experiment YAML's keys) and the format
+// each belongs to: one table for the CLI, experiment configs and Python.
+inline constexpr std::pair<std::string_view, std::string_view> kFormatSettings[] = {
+    {"vc_column", "rltune"}, {"gpu_type_column", "rltune"}, {"duration_source", "gavel"}, {"gpus_per_proc", "swf"}, {"pai_task_table", "pai"}};
+// The format `setting` belongs to (a key of kFormatSettings; InvariantError for another).
+std::string format_of_setting(std::string_view setting);
+
 // A per-format setting the user gave, named as the caller spells it ("--vc-column", "vc_column"), and
 // the format it belongs to.
 struct GivenSetting {
