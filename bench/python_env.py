@@ -24,6 +24,10 @@ all for VecEnv(n)): the first episodes fill the observation's caches and run slo
                  events; BM_LockStepBound in bench_env.cpp measures the bound that sets), and the
                  binding's own part of each call runs on one thread, so VecEnv(2) gains less than 2x;
                  more environments per thread even out.
+  2 C++ loops    two Envs, each played by its own C++ loop on its own thread at the same time (first
+                 legal actions), against one such loop measured just before: what this machine gives two
+                 independent environments, the ceiling for VecEnv(2). On a 2-vCPU virtual machine it can
+                 be far from 2x (the vCPUs may share a physical core or its caches) and varies by host.
 
 With --published DIR, also the published RLTune environment (its HPCEnvSkip, helios, sched_algo 0,
 no backfilling) against rltune.Env on the same windows of the same trace (--trace, default the
@@ -40,6 +44,7 @@ import io
 import os
 import random
 import sys
+import threading
 import time
 
 import numpy as np
@@ -103,6 +108,26 @@ def cpp_rate(env, episodes, random_actions):
     env._play(2, random=random_actions, seed=2)  # warm-up
     start = time.perf_counter()
     return env._play(episodes, random=random_actions, seed=1) / (time.perf_counter() - start)
+
+
+def parallel_cpp_rates(episodes):
+    """Steps/s of one Env played by a C++ loop, then of two played at once on two threads."""
+    envs = [rltune.Env(seed=1 + i, **KWARGS) for i in range(2)]
+    single = cpp_rate(envs[0], episodes, False)
+    steps = [0, 0]
+
+    def play(i):
+        steps[i] = envs[i]._play(episodes // 2, random=False, seed=1)  # releases the GIL
+
+    for env in envs:
+        env._play(2, random=False, seed=2)  # warm-up
+    threads = [threading.Thread(target=play, args=(i,)) for i in range(2)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return single, sum(steps) / (time.perf_counter() - start)
 
 
 def vec_rate(n, episodes):
@@ -184,6 +209,9 @@ def main():
     for n in (1, 2, 4, 8):
         vec = vec_rate(n, a.episodes)
         print(f"VecEnv({n}), {min(n, 2)} thread{'s' if n > 1 else ''}       {vec:10.0f} steps/s  {vec / py_first:5.2f}x one Env (first)")
+    single, both = parallel_cpp_rates(a.episodes)
+    print(f"2 C++ loops, 2 threads     {both:10.0f} steps/s  {both / single:5.2f}x one C++ loop (first), just before: "
+          "this machine's ceiling for VecEnv(2)")
     if a.published:
         theirs, ours = published_rates(a.published, a.trace, a.published_episodes)
         print(f"published environment        {theirs:10.0f} steps/s  (its windows of {os.path.basename(a.trace)})")

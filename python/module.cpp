@@ -367,7 +367,6 @@ class Env {
     }
     if (static_cast<std::size_t>(a.window_len) > trace_.trace->jobs.size())
       throw InputError(fmt::format("window_len {}: must be at most the trace's {} jobs", a.window_len, trace_.trace->jobs.size()));
-    sim::check_split_holds(trace_.trace->jobs.size(), a.train_split, split_, static_cast<std::size_t>(a.window_len));  // now, not at reset()
     const experiment::ProfileSettings& settings = a.profile;
     o.baseline = a.baseline;
     o.score = rl::parse_score(a.score);
@@ -377,6 +376,7 @@ class Env {
     o.skip = a.skip;
     o.commit = a.commit;
     env_ = std::make_unique<rl::Env>(*cluster_.spec, trace_.trace->jobs, o);
+    env_->check_windows_run(split_);  // now, not at some later reset()
   }
 
   int features() const { return rl::feature_count(options_.observation.features); }
@@ -594,10 +594,14 @@ class VecEnv {
     const py::array raw = py::array::ensure(given);
     if (!raw || (raw.dtype().kind() != 'i' && raw.dtype().kind() != 'u'))  // 0.9 is not action 0
       throw py::type_error(fmt::format("actions: expected {} integers, one per environment", envs_.size()));
-    const auto actions = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(raw);
-    if (actions.ndim() != 1 || static_cast<std::size_t>(actions.shape(0)) != envs_.size())
+    if (raw.ndim() != 1 || static_cast<std::size_t>(raw.shape(0)) != envs_.size())
       throw InputError(fmt::format("actions: expected {} actions, one per environment", envs_.size()));
+    const auto actions = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(raw);
     const long long* a = actions.data();
+    for (std::size_t i = 0; i < envs_.size(); ++i)  // shown as given: a uint64 past 2^63 reads negative here
+      if (a[i] < 0 || a[i] >= envs_[i]->actions())
+        throw InputError(fmt::format("actions[{}] = {}: must be in [0, {})", i, py::str(raw.attr("item")(i)).cast<std::string>(),
+                                     envs_[i]->actions()));
     std::vector<std::uint8_t> ended(envs_.size(), 0), replaced(envs_.size(), 0);
     std::vector<Env::Metrics> finished(envs_.size());
     std::vector<std::size_t> finished_start(envs_.size(), 0);
@@ -610,8 +614,7 @@ class VecEnv {
       const std::lock_guard lock(in_use_);
       if (broken_) throw InputError("an earlier step or reset failed part-way: call reset() first");
       for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
-        if (a[i] < 0 || a[i] >= envs_[i]->actions() ||
-            (!envs_[i]->done() && !envs_[i]->takes_first_legal() && !envs_[i]->legal(static_cast<int>(a[i]))))
+        if (!envs_[i]->done() && !envs_[i]->takes_first_legal() && !envs_[i]->legal(static_cast<int>(a[i])))
           throw InputError(fmt::format("actions[{}] = {}: not legal now (info['action_mask'] tells which are)", i, a[i]));
       // An error part-way leaves some environments stepped and others not: only reset() can go on.
       broken_ = true;

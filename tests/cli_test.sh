@@ -341,6 +341,25 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   # Without --epochs, a resume goes to the end the last invocation set (3), not the default (100).
   expect 0 "resuming .* at epoch 3 of 3" -- train --resume --out "$TMP/run" --quiet
   [ "$(wc -l < "$TMP/run/progress.csv")" -eq 4 ] || fail "a resume without --epochs trained past the run's last end"
+  # A run that has ended writes its policy.json again from model.pt: the same bytes.
+  cp "$TMP/run/policy.json" "$TMP/run-policy.json" && rm "$TMP/run/policy.json"
+  expect 0 "resuming .* at epoch 3 of 3" -- train --resume --out "$TMP/run" --quiet
+  cmp -s "$TMP/run/policy.json" "$TMP/run-policy.json" || fail "a resume did not write the run's policy.json again"
+  # An edited progress.csv, or a cut config.json, is refused, saying what is wrong.
+  cp "$TMP/run/progress.csv" "$TMP/run-progress.csv" && sed -i '3s/^2,/7,/' "$TMP/run/progress.csv"
+  expect 2 "progress.csv: line 3: epoch 7 where 2 was expected" -- train --resume --out "$TMP/run" --quiet
+  sed -E '3s/^([^,]*),[^,]*,/\1,x,/' "$TMP/run-progress.csv" > "$TMP/run/progress.csv"
+  expect 2 "progress.csv: line 3: field 2 'x' is not a number" -- train --resume --out "$TMP/run" --quiet
+  cp "$TMP/run-progress.csv" "$TMP/run/progress.csv"
+  cp "$TMP/run/config.json" "$TMP/run-config.json" && head -c 100 "$TMP/run-config.json" > "$TMP/run/config.json"
+  expect 2 "--out .*run: its config.json is not JSON \(cut short or edited\)" -- train --resume --out "$TMP/run" --quiet
+  cp "$TMP/run-config.json" "$TMP/run/config.json"
+  expect 2 "--resume: .*no-such-run is not a folder: there is no run to resume" -- train --resume --out "$TMP/no-such-run" --quiet
+  [ ! -e "$TMP/no-such-run" ] || fail "a refused resume made its folder"
+  # A training window the cluster rejects whole is refused before the first epoch, not when a draw lands there.
+  { echo "job_id,submit_time,duration,num_gpus,vc"; for k in $(seq 0 99); do echo "j$k,$((k * 60)),600,1,$([ "$k" -lt 50 ] && echo 0 || echo nowhere)"; done; } > "$TMP/half-rejected.csv"
+  expect 2 "window 50:20 of the train split: none of its jobs can run on cluster helios" -- train --cluster helios \
+    --trace "$TMP/half-rejected.csv" --window-len 20 --epochs 1 --trajs 2 --quiet --out "$TMP/run-rejected"
   # A resume reads the same files as the run: a trace changed under its name is refused, naming it.
   "$RLTUNE" generate --cluster helios --jobs 400 --seed 3 --out "$TMP/train-trace.csv" > /dev/null 2>&1 || fail "generate failed"
   expect 0 "wrote model.pt" -- train --cluster helios --trace "$TMP/train-trace.csv" --window-len 32 --epochs 1 --trajs 2 \
@@ -589,6 +608,9 @@ mkdir -p "$TMP/exp-nan" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "avg_bsld") c = i } NR == 3 { $c = "nan" } { print }' \
   "$TMP/exp/runs.csv" > "$TMP/exp-nan/runs.csv"
 expect 2 "exp-nan/runs.csv:3: field 'avg_bsld': value 'nan' is not a number" -- report "$TMP/exp-nan"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "status") c = i } NR == 4 { $c = "Completed" } { print }' \
+  "$TMP/exp/runs.csv" > "$TMP/exp-nan/runs.csv"
+expect 2 "exp-nan/runs.csv:4: field 'status': value 'Completed' is neither completed nor failed" -- report "$TMP/exp-nan"
 # summary.csv without a column the report reads (an edit), or with a word where a number goes.
 mkdir -p "$TMP/exp-nocol" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-nocol/"
 /usr/bin/python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); i = rows[0].index("vs_fcfs_ci_low")

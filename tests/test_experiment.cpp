@@ -131,6 +131,20 @@ TEST(ExperimentConfig, ModelsResolveAgainstTheConfigFolderAndSampledOnesTakeTheS
   EXPECT_NE(e.find("rl-sampled: needs a model"), std::string::npos) << e;
 }
 
+// Seeds span what the CLI's --seed takes: every 64-bit unsigned integer, and nothing else.
+TEST(ExperimentConfig, SeedsTakeEverySixtyFourBitValue) {
+  const std::string rest = "policies: [fcfs]\nworkloads: [{cluster: helios, trace: {generate: {seed: 18446744073709551614}}}]\n";
+  const Config c = parse("seed: 18446744073709551615\n" + rest);
+  EXPECT_EQ(c.seed, UINT64_MAX);
+  EXPECT_EQ(c.workloads[0].trace.seed, UINT64_MAX - 1);
+  for (const auto& [seed, why] : {std::pair{"18446744073709551616", "must be an integer between 0 and 18446744073709551615 (got 1844"},
+                                  {"-1", "(got -1)"}, {"2.5", "(got 2.5)"}, {"07", "leading zero"}, {"[1]", "must be an integer"}}) {
+    const std::string e = config_error(std::string("seed: ") + seed + "\n" + rest);
+    EXPECT_NE(e.find("seed"), std::string::npos) << e;
+    EXPECT_NE(e.find(why), std::string::npos) << seed << ": " << e;
+  }
+}
+
 TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {
   const std::string base = "policies: [fcfs]\nworkloads:\n  - cluster: helios\n";
   const std::string helios = "workloads: [{cluster: helios, trace: {generate: {}}}]\n";

@@ -174,6 +174,10 @@ def test_illegal_actions_take_the_first_legal_one_when_asked():
     strict_vec.reset()
     with pytest.raises(ValueError, match="not legal"):
         strict_vec.step(np.array([last, legal]))
+    # Outside the action space, the value as given (a uint64 past 2**63 is not shown negative).
+    for actions, index, shown in ((np.array([2**63, 0], dtype=np.uint64), 0, "9223372036854775808"), (np.array([0, -1]), 1, "-1")):
+        with pytest.raises(ValueError, match=f"^actions\\[{index}\\] = {shown}: must be in \\[0, {vec.actions}\\)$"):
+            vec.step(actions)
 
 
 def test_gymnasium_checker_and_registration():
@@ -463,22 +467,26 @@ def test_a_python_policy_is_ranked_in_float64():
         rltune.simulate("helios", generated={"jobs": 300}, policies=rltune.Agent(lambda obs, mask: ["1"] * len(mask)))
 
 
-def test_a_vecenv_that_fails_part_way_must_be_reset(tmp_path):
-    # Windows from the second half of this trace hold only jobs the cluster rejects.
+def test_windows_the_cluster_rejects_fail_at_construction(tmp_path):
+    # Windows from the second half of this trace hold only jobs the cluster rejects: an episode drawn
+    # there could not start, so the environment refuses the split at once, not at some later reset.
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("job_id,submit_time,duration,num_gpus,vc\n" +
                      "".join(f"j{k},{k * 60},600,1,{'0' if k < 50 else 'nowhere'}\n" for k in range(100)))
-    vec = rltune.VecEnv(4, cluster="helios", trace=str(mixed), window_len=20, split="all")
-    for seed in range(50):
-        try:
-            vec.reset(seed=seed)
-        except ValueError as e:
-            assert "none of its jobs can run" in str(e)
-            break
-    else:
-        pytest.fail("no seed drew a window of rejected jobs")
+    with pytest.raises(ValueError, match="^window 50:20 of the all split: none of its jobs can run on cluster helios"):
+        rltune.VecEnv(4, cluster="helios", trace=str(mixed), window_len=20, split="all")
+    rltune.Env(cluster="helios", trace=str(mixed), window_len=20, train_split=0.5)  # jobs 0..50: every window runs
+
+
+def test_a_vecenv_that_fails_part_way_must_be_reset():
+    vec = rltune.VecEnv(4, generated=SMALL, window_len=20)
+    vec.reset()
+    with pytest.raises(ValueError, match="start 1000000000: a window of 20 jobs must lie within"):
+        vec.reset(options={"start": [0, 0, 0, 10**9]})  # the first three have started again
     with pytest.raises(ValueError, match="call reset"):
         vec.step(np.zeros(4, dtype=np.int64))
+    vec.reset()
+    vec.step(vec.action_masks().argmax(axis=1))
 
 
 def test_numeric_settings_reach_the_run():

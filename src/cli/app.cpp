@@ -99,6 +99,10 @@ void check_out_dir(const std::string& out, const std::string& command) {
   const auto config = read_file((std::filesystem::path(out) / "config.json").string());
   if (!config) return;
   const auto json = nlohmann::json::parse(*config, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded())  // cut short, say: whose it was is unknown
+    throw InputError(fmt::format("--out {}: its config.json is not JSON (cut short or edited); repair or remove it, or choose "
+                                 "another folder",
+                                 out));
   if (!json.is_object() || json.value("command", "") != command)
     throw InputError(fmt::format("--out {}: holds the results of another command (its config.json is not {}'s); choose "
                                  "another folder",

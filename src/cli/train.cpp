@@ -72,6 +72,8 @@ int run_train(TrainArgs& a) {
   // The same on every rank, but a rank may fail to read a file; one error, from rank 0, when all fail.
   together(comm, [&] {
     check_out_dir(o.out, "train");  // before anything else: a simulate or experiment folder's config.json would be replaced
+    if (o.resume && !std::filesystem::is_directory(o.out))  // not made: a misspelt --out would leave an empty folder
+      throw InputError(fmt::format("--resume: {} is not a folder: there is no run to resume", o.out));
     cluster = cluster::load_cluster(a.cluster);
     trace = a.trace.load(cluster);
     if (static_cast<std::size_t>(o.env.window.length) > trace.jobs.size())  // the environment would say window.length

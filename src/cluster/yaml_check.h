@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <set>
 #include <string>
@@ -63,13 +65,7 @@ struct YamlCheck {
     }
   }
   long long integer(const YAML::Node& node, const std::string& path, long long min, long long max) const {
-    // yaml-cpp reads 010 as octal 8 (YAML 1.1); YAML 1.2 and most readers say 10. Neither is silent here.
-    if (node.IsScalar()) {
-      const std::string& t = node.Scalar();
-      const std::size_t digits = t.starts_with('-') || t.starts_with('+') ? 1 : 0;
-      if (t.size() > digits + 1 && t[digits] == '0' && std::isdigit(static_cast<unsigned char>(t[digits + 1])))
-        fail(node, path, fmt::format("'{}' has a leading zero, which YAML readers disagree on (octal or decimal): write it without", t));
-    }
+    check_no_leading_zero(node, path);
     long long v = 0;
     try {
       v = node.as<long long>();
@@ -80,6 +76,23 @@ struct YamlCheck {
       fail(node, path, "must be an integer");
     }
     if (v < min || v > max) fail(node, path, fmt::format("must be between {} and {} (got {})", min, max, v));
+    return v;
+  }
+  // yaml-cpp reads 010 as octal 8 (YAML 1.1); YAML 1.2 and most readers say 10. Neither is silent here.
+  void check_no_leading_zero(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar()) return;
+    const std::string& t = node.Scalar();
+    const std::size_t digits = t.starts_with('-') || t.starts_with('+') ? 1 : 0;
+    if (t.size() > digits + 1 && t[digits] == '0' && std::isdigit(static_cast<unsigned char>(t[digits + 1])))
+      fail(node, path, fmt::format("'{}' has a leading zero, which YAML readers disagree on (octal or decimal): write it without", t));
+  }
+  // A seed: any 64-bit unsigned integer, as the CLI's --seed takes.
+  std::uint64_t seed(const YAML::Node& node, const std::string& path) const {
+    check_no_leading_zero(node, path);
+    const std::string t = node.IsScalar() ? node.Scalar() : "";
+    std::uint64_t v = 0;
+    if (const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v); t.empty() || ec != std::errc() || end != t.data() + t.size())
+      fail(node, path, fmt::format("must be an integer between 0 and {}{}", UINT64_MAX, t.empty() ? "" : " (got " + t + ")"));
     return v;
   }
   double number(const YAML::Node& node, const std::string& path, double min, double max) const {

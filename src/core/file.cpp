@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -128,17 +129,28 @@ std::map<std::string, std::string> file_digests(const std::set<std::string>& pat
 }
 
 FolderLock::FolderLock(const std::string& dir, const std::string& what) : path_((std::filesystem::path(dir) / ".lock").string()) {
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw InputError(fmt::format("{}: cannot open {}: {}", what, path_, std::generic_category().message(errno)));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int error = errno;
+  // A holder that ends removes the file while holding it; a process that had opened it just before
+  // then locks a file no longer there, beside a newer holder of a new one. So a lock counts only on
+  // the file the name still leads to; on another, open again.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError(fmt::format("{}: cannot open {}: {}", what, path_, std::generic_category().message(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(fd_);
+      fd_ = -1;
+      if (error == EWOULDBLOCK)
+        throw InputError(fmt::format("{}: another rltune process is writing there (it holds {}); wait for it or choose another folder",
+                                     what, path_));
+      throw InputError(fmt::format("{}: cannot lock {}: {}", what, path_, std::generic_category().message(error)));
+    }
+    struct stat held {}, named {};
+    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+      return;
     ::close(fd_);
     fd_ = -1;
-    if (error == EWOULDBLOCK)
-      throw InputError(fmt::format("{}: another rltune process is writing there (it holds {}); wait for it or choose another folder",
-                                   what, path_));
-    throw InputError(fmt::format("{}: cannot lock {}: {}", what, path_, std::generic_category().message(error)));
   }
+  throw InputError(fmt::format("{}: cannot lock {}: other processes keep replacing it", what, path_));
 }
 
 FolderLock::~FolderLock() {

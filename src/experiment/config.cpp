@@ -185,7 +185,7 @@ struct Parser {
     for (const sim::WindowSetting& s : sim::window_settings())
       if (w[s.key] && !(out.whole && std::string_view(s.key) == "length"))
         read_setting(w[s.key], key + "." + s.key, s, static_cast<sim::WindowSettings&>(out));
-    if (w["seed"]) out.seed = static_cast<std::uint64_t>(check.integer(w["seed"], key + ".seed", 0, INT64_MAX));
+    if (w["seed"]) out.seed = check.seed(w["seed"], key + ".seed");
     if (out.whole && w["count"] && out.count != 1)
       check.fail(w["count"], key + ".count", "length: all is one window (the whole split); leave count out");
     if (out.whole) out.count = 1;
@@ -217,7 +217,7 @@ struct Parser {
       }
       if (g["jobs"]) t.jobs = static_cast<int>(check.integer(g["jobs"], gk + ".jobs", 1, 10'000'000));
       if (g["load"]) t.load = check.number(g["load"], gk + ".load", workload::kMinLoad, workload::kMaxLoad);
-      if (g["seed"]) t.seed = static_cast<std::uint64_t>(check.integer(g["seed"], gk + ".seed", 0, INT64_MAX));
+      if (g["seed"]) t.seed = check.seed(g["seed"], gk + ".seed");
       t.label = "generated-" + (t.like.empty() ? cluster_label : fs::path(t.like).stem().string());
       for (const char* k : {"format", "vc_column", "gpu_type_column", "duration_source", "gpus_per_proc", "pai_task_table",
                             "skip_invalid", "max_line_bytes"})
@@ -427,7 +427,7 @@ Config parse_config(const std::string& yaml, const std::string& file) {
                              "timeseries_windows", "bootstrap"});
   c.name = root["name"] ? check.name(root["name"], "name") : fs::path(file).stem().string();
   if (root["description"]) c.description = check.text(root["description"], "description");
-  if (root["seed"]) c.seed = static_cast<std::uint64_t>(check.integer(root["seed"], "seed", 0, INT64_MAX));
+  if (root["seed"]) c.seed = check.seed(root["seed"], "seed");
   if (root["timeseries_windows"])
     c.timeseries_windows = static_cast<int>(check.integer(root["timeseries_windows"], "timeseries_windows", 0, 1000));
   if (root["bootstrap"]) c.bootstrap = static_cast<int>(check.integer(root["bootstrap"], "bootstrap", 100, 1'000'000));

@@ -345,6 +345,9 @@ constexpr MetricPanel kBoxPanels[] = {{"avg_wait_s", "average wait per window (h
 // (empty, nan, inf, text) was edited in, and leaving the run out would shrink a box without a word.
 void check_run_values(const CsvTable& runs) {
   const std::size_t sc = runs.column("status");
+  for (std::size_t i = 0; i < runs.rows.size(); ++i)  // a status edited to "Completed" would drop its run
+    if (const std::string& status = runs.rows[i][sc]; status != "completed" && status != "failed")
+      throw InputError::at(runs.source, runs.row_lines[i], "status", status, "is neither completed nor failed (what experiment writes)");
   std::vector<const char*> columns{"jobs_completed"};
   for (const auto& panel : kBoxPanels) columns.push_back(panel.metric);
   for (const char* name : columns) {

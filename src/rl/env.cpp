@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/error.h"
 #include "metrics/metrics.h"
@@ -69,6 +70,25 @@ Env::Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jo
 void Env::set_ranker(Ranker ranker) {
   // Only look-ahead placements read the ranking: without one, the agent's scores are not worth computing.
   agent_.set_ranker(pass_.placement().lookahead() > 0 ? std::move(ranker) : Ranker{});
+}
+
+void Env::check_windows_run(Split split) const {
+  const auto length = static_cast<std::size_t>(options_.window.length);
+  sim::check_split_holds(jobs_.size(), options_.window.train_split, split, length);
+  const auto [first, last] = sim::split_range(jobs_.size(), options_.window.train_split, split);
+  std::vector<PoolId> eligible;
+  std::vector<int> admitted(last - first);
+  for (std::size_t i = first; i < last; ++i) admitted[i - first] = cluster::admission_problem(cluster_, jobs_[i], eligible).empty();
+  int in_window = 0;  // admitted jobs in [start, start + length), slid over every start a draw can give
+  for (std::size_t i = 0; i < length; ++i) in_window += admitted[i];
+  for (std::size_t start = first;; ++start) {
+    if (in_window == 0)
+      throw InputError(fmt::format("window {}:{} of the {} split: none of its jobs can run on cluster {} (each is rejected at "
+                                   "admission; `rltune trace-stats --cluster ...` tells why), so an episode drawn there could not start",
+                                   start, length, sim::to_string(split), cluster_.name));
+    if (start + length == last) return;
+    in_window += admitted[start + length - first] - admitted[start - first];
+  }
 }
 
 const Observation& Env::reset(Rng& rng, Split split) {

@@ -64,6 +64,9 @@ class Env {
   // `jobs` (sorted by submit) must outlive the environment.
   Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EnvOptions options);
 
+  // InputError naming the first window of `split` whose every job the cluster rejects at admission: a
+  // reset that drew it would fail, perhaps deep into training. Check before drawing from a split.
+  void check_windows_run(Split split) const;
   // Starts an episode on a window drawn from `split` with `rng`; returns the first observation.
   const Observation& reset(Rng& rng, Split split);
   // Starts an episode on the window [start, start + window.length).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json_text.h"
@@ -280,22 +282,46 @@ std::string progress_csv(const std::vector<EpochRecord>& records) {
   return s;
 }
 
+// A field as progress_csv writes it: fmt spells a diverged loss nan or inf.
+std::optional<double> progress_number(const std::string& s) {
+  if (s == "nan" || s == "-nan") return std::nan("");
+  if (s == "inf" || s == "-inf") return s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+  return csv::parse_double(s);
+}
+
+// The earlier epochs' rows, checked: they are written again as this run's own, so an edited or
+// foreign row would pass for a trained epoch.
 std::vector<EpochRecord> read_progress(const fs::path& path, int epochs) {
   std::vector<EpochRecord> records;
   std::ifstream in(path);
   std::string line;
   if (!std::getline(in, line)) return records;
-  while (static_cast<int>(records.size()) < epochs && std::getline(in, line)) {
+  const std::string header(kProgressHeader, std::strlen(kProgressHeader) - 1);
+  const std::string before_mpi = header.substr(0, header.rfind(','));  // runs before MPI lack the last column
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line != header && line != before_mpi) throw InputError(fmt::format("{}: line 1 is not the header rltune writes", path.string()));
+  std::vector<std::string> fields;
+  for (int number = 2; static_cast<int>(records.size()) < epochs && std::getline(in, line); ++number) {
+    const auto fail = [&](const std::string& why) {
+      return InputError(fmt::format("{}: line {}: {} (edited, or from another run)", path.string(), number, why));
+    };
+    csv::split(line, ',', fields);
+    if (fields.size() != 14 && fields.size() != 15) throw fail(fmt::format("{} fields where 15 were written", fields.size()));
+    double v[14];
+    for (std::size_t k = 0; k < 14; ++k) {
+      const auto value = progress_number(fields[k]);
+      if (!value) throw fail(fmt::format("field {} '{}' is not a number", k + 1, fields[k]));
+      v[k] = *value;
+    }
     EpochRecord r;
-    char comma;
-    int best = 0;
-    std::istringstream row(line);
-    row >> r.epoch >> comma >> r.mean_return >> comma >> r.baseline_score >> comma >> r.rl_score >> comma >> r.policy_loss >>
-        comma >> r.value_loss >> comma >> r.kl >> comma >> r.entropy >> comma >> r.clip_fraction >> comma >> r.policy_iters >>
-        comma >> r.validation_return >> comma >> best >> comma >> r.decisions_per_s >> comma >> r.wall_s;
-    if (!row) throw InputError(fmt::format("{}: unreadable row '{}'", path.string(), line));
-    if (row >> comma) std::getline(row, r.decisions_per_s_by_rank);  // absent from runs before MPI
-    r.best = best != 0;
+    if (v[0] != static_cast<double>(records.size() + 1)) throw fail(fmt::format("epoch {} where {} was expected", fields[0], records.size() + 1));
+    if (v[9] != std::floor(v[9]) || v[9] < 0 || v[9] > 1e9) throw fail(fmt::format("policy_iters '{}' is not a count", fields[9]));
+    if (v[11] != 0 && v[11] != 1) throw fail(fmt::format("best '{}' is not 0 or 1", fields[11]));
+    r.epoch = static_cast<int>(v[0]);
+    r.mean_return = v[1], r.baseline_score = v[2], r.rl_score = v[3], r.policy_loss = v[4], r.value_loss = v[5], r.kl = v[6];
+    r.entropy = v[7], r.clip_fraction = v[8], r.policy_iters = static_cast<int>(v[9]), r.validation_return = v[10];
+    r.best = v[11] != 0, r.decisions_per_s = v[12], r.wall_s = v[13];
+    if (fields.size() == 15) r.decisions_per_s_by_rank = fields[14];
     records.push_back(r);
   }
   return records;
@@ -393,6 +419,9 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
     for (const char* best : {"best.pt", "best.json"})  // the best epoch's model: without it the run would end on another
       if (start.first_epoch > 0 && !fs::exists(dir / best))
         throw InputError(fmt::format("--resume: {}/{} is missing (the best epoch's model); the run cannot go on from model.pt alone", o.out, best));
+    // Written again from model.pt (the same bytes): a run that had ended would otherwise stay without it.
+    if (start.first_epoch > 0)
+      write_file((dir / "policy.json").string(), policy_file(learner.policy(), o.env, start.first_epoch).dump() + "\n");
     spdlog::info("resuming {} at epoch {} of {}", o.out, start.first_epoch, o.epochs);
   } else {
     if (fs::exists(dir / "model.pt"))
@@ -492,10 +521,10 @@ std::vector<EpochRecord> train(const cluster::ClusterSpec& cluster, std::span<co
     // The learned runtime model the episodes run with (fitted once, by the first Env), beside the policy.
     if (const auto model = sim::with_runtime_model(o.env.engine, jobs, o.env.window.train_split).runtime_model; model && writer)
       write_file((dir / "runtime-model.json").string(), model->to_json());
-    if (o.validation_windows > 0) {  // fail now, not after the first epoch, when the split is too small
-      Rng rng = validation_rng(0);
-      envs[0]->reset(rng, Split::validation);
-    }
+    // Fail now, not at the epoch whose draw lands on a window the cluster rejects, or after the first
+    // epoch when the validation split is too small.
+    envs[0]->check_windows_run(Split::train);
+    if (o.validation_windows > 0) envs[0]->check_windows_run(Split::validation);
   });
 
   // Plays this rank's block of `count` episodes on its threads, each thread on its own environment;
