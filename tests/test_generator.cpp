@@ -138,6 +138,9 @@ TEST(WorkloadModel, BadModelsNameTheKey) {
   EXPECT_NE(error_of("sizes:\n  - {gpus: 0, share: 1, duration_quantiles: " + q + "}\n").find("m.yaml:2"), std::string::npos);
   EXPECT_NE(error_of("hourly_weights: [1, 2]\nsizes: []\n").find("24 numbers"), std::string::npos);
   EXPECT_THROW(load_model("no-such-family"), InputError);
+  EXPECT_NE(error_of("job_id,submit_time,duration,num_gpus\na,0,10,1\n").find("not a workload model (a YAML mapping); to work like a "
+                                                                             "trace, fit a model to it first"),
+            std::string::npos);
 }
 
 WorkloadModel with_users(const std::string& family, int templates) {
@@ -294,6 +297,69 @@ TEST(Generator, RejectsClustersNoSizeFits) {
   model.sizes.front().share = 1;
   const auto tiny = testing::cluster_from("pools: [{name: a, nodes: 1, gpus_per_node: 8}]");
   EXPECT_THROW(generate(model, tiny, {.jobs = 10, .load = 0.5, .seed = 1}), InputError);
+}
+
+// A daily cycle with hours without arrivals: the span starts at the first hour with arrivals (it used to
+// start at midnight, and the empty hours before were cut, so the load came out higher than asked).
+TEST(Generator, EmptyHoursBeforeTheFirstArrivalDoNotRaiseTheLoad) {
+  WorkloadModel model = load_model("helios");
+  for (std::size_t h = 0; h < 24; ++h) model.hourly_weights[h] = h < 6 ? 0 : 24.0 / 18;
+  const auto cluster = cluster::load_cluster("helios");
+  // Loads whose span ends in an hour with arrivals (one ending in the empty hours cannot be met: the
+  // generator warns, with the load it gives).
+  for (const double load : {0.3, 0.5}) {
+    const trace::Trace t = generate(model, cluster, {.jobs = 2000, .load = load, .seed = 3});
+    EXPECT_NEAR(offered_load(t, cluster), load, 0.01 * load) << load;
+  }
+}
+
+// What no trace may hold (past 1e12 s, as every reader refuses) is an error, not a trace that cannot be
+// read back, nor an hour-by-hour walk over 1e16 s.
+TEST(Generator, RefusesTimesPastWhatATraceMayHold) {
+  WorkloadModel model = load_model("helios");
+  for (auto& size : model.sizes)
+    for (auto& q : size.duration_quantiles) q = 1e10;
+  const auto one_gpu = testing::cluster_from("pools: [{name: a, nodes: 1, gpus_per_node: 1}]");
+  try {
+    generate(model, one_gpu, {.jobs = 1000, .load = 0.001, .seed = 1});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("past the 1000000000000 s a trace may span"), std::string::npos) << e.what();
+  }
+  model.max_overestimate = 1000;
+  try {
+    generate(model, cluster::load_cluster("helios"), {.jobs = 20, .load = 100, .seed = 1});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("time limit"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkloadModel, FitRefusesWhatAModelCannotHold) {
+  trace::Trace t;
+  t.source = "long.csv";
+  t.jobs.resize(2);
+  t.jobs[0].id = "a", t.jobs[0].gpus = 1, t.jobs[0].duration = 100;
+  t.jobs[1].id = "b", t.jobs[1].gpus = 1, t.jobs[1].duration = 200'000'000'000, t.jobs[1].submit = 60;
+  try {
+    fit_model(t, "long");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("long.csv: job b lasts 200000000000 s"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkloadModel, NamesWeightsAndProvenanceAreChecked) {
+  const std::string sizes = "sizes:\n  - {gpus: 1, share: 1, duration_quantiles: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, "
+                            "14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]}\n";
+  EXPECT_THROW(parse_model("name: ''\n" + sizes, "m.yaml"), InputError);
+  EXPECT_THROW(parse_model("name: \"a\\nb\"\n" + sizes, "m.yaml"), InputError);
+  EXPECT_THROW(parse_model("hourly_weights: [5e-324, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n" + sizes,
+                           "m.yaml"),
+               InputError);
+  // A family changed by a file says so, not only where the family came from.
+  const WorkloadModel changed = parse_model("extends: philly\n" + sizes, "mine.yaml");
+  EXPECT_NE(changed.source.find("as changed by mine.yaml"), std::string::npos) << changed.source;
 }
 
 }  // namespace

@@ -275,7 +275,12 @@ workload::WorkloadModel resolve_model(const GenerateArgs& a) {
     a.input.refuse_file_options(fmt::format("--like {} is not a trace file", like));
     return workload::load_model(like);
   }
-  const trace::Trace t = a.input.read_files({like});
+  trace::Trace t;
+  try {
+    t = a.input.read_files({like});
+  } catch (const InputError& e) {  // a model file named otherwise is read as a trace
+    throw InputError(fmt::format("{} (--like reads a file as a workload model only when it ends in .yaml or .yml)", e.what()));
+  }
   return workload::fit_model(t, std::filesystem::path(like).stem().string());
 }
 

@@ -8,6 +8,10 @@
 
 namespace rltune::trace {
 
+// The most a trace's times may be (submit_time, duration, requested_time), about 31,700 years: far
+// beyond any trace, and far from overflowing time arithmetic. Readers reject more; generators never make it.
+inline constexpr Seconds kMaxTime = 1'000'000'000'000;
+
 struct JobSpec {
   static constexpr Seconds kUnrecorded = std::numeric_limits<Seconds>::min();
 

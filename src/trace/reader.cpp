@@ -52,8 +52,6 @@ void RowSink::add(JobSpec job) {
     if (const auto shown = with_control_character(type)) return bad_row(line, "gpu_type", *shown, "has a control character");
   if (job.submit < 0) return bad_row(line, "submit_time", std::to_string(job.submit), "must be >= 0");
   if (job.gpus < 0) return bad_row(line, "num_gpus", std::to_string(job.gpus), "must be >= 0");
-  // About 31,700 years: far beyond any trace, and far from overflowing time arithmetic.
-  constexpr Seconds kMaxTime = 1'000'000'000'000;
   for (const auto& [field, value] : {std::pair{"submit_time", job.submit}, std::pair{"duration", job.duration},
                                      std::pair{"requested_time", job.requested_time}})
     if (value > kMaxTime || value < -kMaxTime)

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/memory.h"
 #include "core/rng.h"
 
@@ -208,6 +209,10 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
     const double estimate = static_cast<double>(j.duration) * (1 + (model.max_overestimate - 1) * rng.uniform());
     const auto rounds = static_cast<long long>(std::ceil(estimate / static_cast<double>(model.estimate_round_s)));
     j.requested_time = std::max(1LL, rounds) * model.estimate_round_s;
+    if (j.requested_time > trace::kMaxTime)  // a trace that no reader, rltune's included, would take back
+      throw InputError(fmt::format("workload {}: a job's time limit of {} s is past the {} s a trace may hold: lower its "
+                                   "max_overestimate or its durations",
+                                   model.name, j.requested_time, trace::kMaxTime));
     j.vc = target.vc;
     if (!target.gpu_type.empty()) j.gpu_types = {target.gpu_type};
     j.user = label("u", users ? static_cast<std::int64_t>(user) + 1 : rng.uniform_int(1, model.users), 0);
@@ -217,15 +222,24 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
   // Arrivals: a Poisson process in "operational time" mapped to clock time through the daily cycle
   // (the clock runs slower where the hourly weight is high). The gaps are then scaled so that the clock
   // span is exactly work / (load x cluster GPUs): the offered load is the target even for short traces.
+  // The clock starts at the cycle's first hour with arrivals, so that empty hours before it do not
+  // shorten the span.
   if (work <= 0) throw InputError(fmt::format("workload {}: every generated duration is 0, so no load can be set", model.name));
   std::vector<double> operational(trace.jobs.size(), 0);
   for (std::size_t i = 1; i < operational.size(); ++i) operational[i] = operational[i - 1] + rng.exponential(1.0);
   const double span = work / (o.load * cluster.total_gpus());
-  const double scale = operational.back() > 0 ? operational_at(model, span) / operational.back() : 0;
+  const auto first_hour = static_cast<double>(std::ranges::find_if(model.hourly_weights, [](double w) { return w > 0; }) -
+                                              model.hourly_weights.begin());
+  if (first_hour * 3600 + span > static_cast<double>(trace::kMaxTime))  // and the hour-by-hour walk below would not end
+    throw InputError(fmt::format("workload {}: {} jobs at load {} on {} GPUs would arrive over {:.3g} s, past the {} s a trace "
+                                 "may span: raise the load, or use fewer or shorter jobs",
+                                 model.name, o.jobs, o.load, cluster.total_gpus(), span, trace::kMaxTime));
+  const double op_start = operational_at(model, first_hour * 3600);
+  const double scale = operational.back() > 0 ? (operational_at(model, first_hour * 3600 + span) - op_start) / operational.back() : 0;
   double hour_start_op = 0;
   long long hour = 0;
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
-    const double op = operational[i] * scale;
+    const double op = op_start + operational[i] * scale;
     double w = model.hourly_weights[static_cast<std::size_t>(hour % 24)];
     while (w <= 0 || hour_start_op + w * 3600 < op) {
       hour_start_op += w * 3600;
@@ -235,8 +249,13 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
     const double clock = static_cast<double>(hour) * 3600 + (op - hour_start_op) / w;
     trace.jobs[i].submit = std::llround(clock);
   }
-  const Seconds first = trace.jobs.front().submit;  // an empty first hour must not delay the start
+  const Seconds first = trace.jobs.front().submit;
   for (auto& j : trace.jobs) j.submit -= first;
+  // A span that ends in hours without arrivals stops at the last hour with them: fewer hours, more load.
+  if (const auto arrived = static_cast<double>(trace.jobs.back().submit); trace.jobs.size() > 1 && arrived < 0.99 * span - 1)  // 1 s: rounding
+    spdlog::warn("workload {}: its daily cycle has hours without arrivals, so the {} jobs arrive over {:.0f} s, not the {:.0f} s "
+                 "that load {} needs: the offered load is {:.3g}",
+                 model.name, trace.jobs.size(), arrived, span, o.load, o.load * span / std::max(arrived, 1.0));
   return trace;
 }
 

@@ -22,6 +22,8 @@ inline constexpr double kMinLoad = 0.001, kMaxLoad = 100;
 // When the cluster's pools are told apart by VC (every pool accepts named VCs) or by GPU type (all pool
 // types differ), each job is sent to one pool, chosen so that every pool gets the same offered load, and
 // carries that pool's VC or GPU type; its GPU count is then drawn among the counts that pool accepts.
+// With user behaviour that holds in expectation over seeds: a trace's users and their templates are drawn
+// once, so its pools' loads can differ widely.
 // GPU counts no pool can hold are never drawn.
 trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cluster, const GenerateOptions& options);
 

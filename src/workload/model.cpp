@@ -62,6 +62,10 @@ WorkloadModel parse_model(const std::string& yaml, const std::string& file) {
   const YamlCheck check{file};
   const YAML::Node root = check.load(yaml);
   if (!root || root.IsNull()) throw InputError(file + ": the workload model is empty");
+  if (!root.IsMap())  // a trace, say: only generate fits one
+    throw InputError(fmt::format("{}: not a workload model (a YAML mapping); to work like a trace, fit a model to it first: "
+                                 "rltune generate --like TRACE --save-model MODEL.yaml",
+                                 file));
   check.only_keys(root, "", {"extends", "name", "source", "hourly_weights", "sizes", "max_overestimate", "estimate_round_s",
                              "users", "user_behaviour"});
   WorkloadModel m;
@@ -75,13 +79,15 @@ WorkloadModel parse_model(const std::string& yaml, const std::string& file) {
     if (YAML::Load(it->yaml)["extends"]) check.fail(base, "extends", fmt::format("family {} itself extends another", family));
     m = parse_model(it->yaml, it->name);
   }
-  m.name = root["name"] ? check.text(root["name"], "name") : file;
+  m.name = root["name"] ? check.name(root["name"], "name") : file;
   if (root["source"]) m.source = check.text(root["source"], "source");
+  else if (root["extends"]) m.source = fmt::format("{}, as changed by {}", m.source, file);  // not the family's alone
   if (const YAML::Node w = root["hourly_weights"]) {
     if (!w.IsSequence() || w.size() != 24) check.fail(w, "hourly_weights", "must be a list of 24 numbers");
     for (std::size_t h = 0; h < 24; ++h) m.hourly_weights[h] = check.number(w[h], fmt::format("hourly_weights[{}]", h), 0, 1e9);
-    if (std::accumulate(m.hourly_weights.begin(), m.hourly_weights.end(), 0.0) <= 0)
-      check.fail(w, "hourly_weights", "must not all be zero");
+    // Nor so near it that their mean rounds to 0 (5e-324 and zeros), which would flatten the cycle.
+    if (std::accumulate(m.hourly_weights.begin(), m.hourly_weights.end(), 0.0) / 24 < 1e-12)
+      check.fail(w, "hourly_weights", "must not all be zero (their mean must be at least 1e-12)");
   }
   normalise(m.hourly_weights);
   if (root["max_overestimate"]) m.max_overestimate = check.number(root["max_overestimate"], "max_overestimate", 1, 1000);
@@ -191,6 +197,11 @@ WorkloadModel fit_model(const trace::Trace& trace, const std::string& name) {
   std::size_t n = 0;
   for (const auto& j : trace.jobs) {
     if (j.gpus <= 0 || j.duration < 0) continue;  // jobs the simulator would reject carry no GPU load
+    if (static_cast<double>(j.duration) > kMaxDurationS)  // the model file written would not load
+      throw InputError(fmt::format("{}: job {} lasts {} s, past the {:.0e} s a workload model may hold", trace.source, j.id, j.duration,
+                                   kMaxDurationS));
+    if (j.gpus > kMaxGpus)
+      throw InputError(fmt::format("{}: job {} asks for {} GPUs, past the {} a workload model may hold", trace.source, j.id, j.gpus, kMaxGpus));
     by_gpus[j.gpus].push_back(static_cast<double>(j.duration));
     all.push_back(static_cast<double>(j.duration));
     m.hourly_weights[static_cast<std::size_t>((j.submit % 86400) / 3600)] += 1;
