@@ -679,6 +679,15 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 fi
 
 expect 0 "as sacct: kept 4 jobs" -- convert "$(dirname "$0")/fixtures/slurm/sacct.txt" --out "$TMP/sacct.csv"
+# Calendar times start at the first submit in canonical files: convert says from when, since files
+# converted apart lose their common clock.
+expect 0 "Its times count from the first submit, 2026-[0-9-]* [0-9:]* UTC; to keep several such files on one clock, convert them together" \
+  -- convert "$(dirname "$0")/fixtures/slurm/sacct.txt" --out "$TMP/sacct.csv"
+# Nor may --out replace the file durations are drawn from.
+printf '1\t1\n' > "$TMP/g1.trace" && printf 'num_gpus,duration\n1,60\n' > "$TMP/durations.csv" && cp "$TMP/durations.csv" "$TMP/durations-kept.csv"
+expect 2 "--out .*durations.csv: is .*durations.csv, which writing would replace" -- convert --format gavel "$TMP/g1.trace" \
+  --duration-source "$TMP/durations.csv" --out "$TMP/durations.csv"
+cmp -s "$TMP/durations.csv" "$TMP/durations-kept.csv" || fail "convert wrote over its --duration-source"
 
 # slurm: bad options, and a cycle whose Slurm commands cannot run is skipped (exit 1 with --once).
 expect 2 "--interval '5x'" -- slurm --interval 5x --once

@@ -28,6 +28,38 @@ std::string error_of(const std::string& text, ReadOptions options = {}) {
   return "(no error)";
 }
 
+// What rltune and SWF traces record of each job's wait (the reference multifactor reads it) survives a
+// conversion to the canonical format; a trace without it gets no such column.
+TEST(CanonicalReader, RecordedWaitsRoundTrip) {
+  const Trace swf = read("; SWF\n1 0 10 3600 4 -1 -1 4 7200 -1 1 7 1 -1 2 -1 -1 -1\n2 60 0 -1 2 -1 -1 2 600 -1 5 8 1 -1 1 -1 -1 -1\n",
+                         format("swf"));
+  std::ostringstream text;
+  write_canonical(text, swf.jobs);
+  EXPECT_NE(text.str().find(",censored,recorded_wait\n"), std::string::npos) << text.str();
+  const Trace back = read(text.str());
+  ASSERT_EQ(back.jobs.size(), swf.jobs.size());
+  for (std::size_t i = 0; i < back.jobs.size(); ++i) EXPECT_EQ(back.jobs[i].recorded_wait, swf.jobs[i].recorded_wait) << i;
+  EXPECT_EQ(back.jobs[0].recorded_wait, 10);
+  std::ostringstream plain;
+  write_canonical(plain, read("job_id,submit_time,duration,num_gpus\na,0,10,1\n").jobs);
+  EXPECT_EQ(plain.str().find("recorded_wait"), std::string::npos) << plain.str();
+}
+
+// Lines ending in CR alone read as one line: said so in every format, not "no jobs" or "91 columns".
+TEST(Readers, CrOnlyLineEndingsAreNamedInEveryFormat) {
+  for (const char* name : {"auto", "swf", "rltune", "canonical"})
+    EXPECT_NE(error_of("; SWF\r1 0 10 3600 4 -1 -1 4 7200 -1 1 7 1 -1 2 -1 -1 -1\r", format(name)).find("ends its lines with CR only"),
+              std::string::npos)
+        << name;
+}
+
+// An optional column whose name differs only in case would be ignored: an error, in helios as in canonical.
+TEST(HeliosReader, AColumnNamedInAnotherCaseIsAnError) {
+  EXPECT_NE(error_of("job_id,gpu_num,submit_time,Duration\nj1,1,2020-04-01 00:00:00,60\n", format("helios"))
+                .find("field 'Duration': would be ignored: the column is named 'duration'"),
+            std::string::npos);
+}
+
 TEST(CanonicalReader, ReadsRequiredAndOptionalColumnsInAnyOrder) {
   const Trace t = read(
       "num_gpus,job_id,extra,submit_time,duration,gpu_type,vc,requested_time,num_cpus,memory_mib,user,status\n"

@@ -64,6 +64,21 @@ std::string philly_job(const std::string& id, const std::string& submitted, cons
 const std::string kOneGpu = "[{\"ip\": \"m1\", \"gpus\": [\"gpu0\"]}]";
 const std::string kGoodAttempts = list({attempt("\"2017-10-03 09:00:10\"", "\"2017-10-03 09:01:10\"", kOneGpu)});
 
+// Strings are read as every CSV field is, without spaces at either end: the converted trace reads back
+// the same jobs ("app_1" and "app_1 " were two jobs here and one, a duplicate, after convert).
+TEST(PhillyReader, StringsAreTrimmedAsCsvFieldsAre) {
+  const Trace t = read(list({philly_job(" a1 ", "\"2017-10-03 09:00:00\"", kGoodAttempts)}), "philly");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].id, "a1");
+  try {
+    read(list({philly_job("a1", "\"2017-10-03 09:00:00\"", kGoodAttempts), philly_job("a1 ", "\"2017-10-03 09:00:00\"", kGoodAttempts)}),
+         "philly");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("duplicate"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PhillyReader, ReadsJobsWithExactFields) {
   // Pretty-printed like the published file; key order differs between jobs; unknown keys are ignored.
   const std::string text = R"([

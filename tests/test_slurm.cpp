@@ -325,6 +325,28 @@ TEST(SacctReader, RejectsOutOfRangeValuesAndRoundsGpusUp) {
   EXPECT_EQ(t.jobs[1].gpus, 1);
 }
 
+// Slurm's "D-HH" and "D-HH:MM" (hours after a day count, not minutes and seconds); End before Start names End.
+TEST(SacctReader, DayHourLimitsAndEndBeforeStart) {
+  const std::string header = "JobID|Submit|Start|End|Elapsed|AllocTRES|Partition|User|State|Timelimit\n";
+  const auto row = [](const std::string& id, const std::string& limit) {
+    return id + "|2026-11-30T10:00:00|2026-11-30T10:00:01||1:00:00|gres/gpu=1|p|u|COMPLETED|" + limit + "\n";
+  };
+  testing::TempFile ok("ok.txt", header + row("1", "1-12") + row("2", "1-12:30") + row("3", "1-12:30:15"));
+  const trace::Trace t = trace::read_traces({ok.path.string()}, {});
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(t.jobs[0].requested_time, 36 * 3600);
+  EXPECT_EQ(t.jobs[1].requested_time, 36 * 3600 + 30 * 60);
+  EXPECT_EQ(t.jobs[2].requested_time, 36 * 3600 + 30 * 60 + 15);
+  testing::TempFile backwards("back.txt", "JobID|Submit|Start|End|AllocTRES|State\n"
+                                          "1|2026-11-30T10:00:00|2026-11-30T10:05:00|2026-11-30T10:01:00|gres/gpu=1|COMPLETED\n");
+  try {
+    trace::read_traces({backwards.path.string()}, {});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'End': value '2026-11-30T10:01:00' is before Start"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Process, CollectsOutputErrorsAndExitStatus) {
   const ProcessOutput o = run_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, "", 10);
   EXPECT_EQ(o.status, 3);

@@ -1,9 +1,11 @@
 // Trace loading shared by commands, and the commands that inspect or make inputs:
 // `trace-stats`, `policies`, `generate` and `convert`.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -285,8 +287,10 @@ workload::WorkloadModel resolve_model(const GenerateArgs& a) {
 }
 
 int run_generate(const GenerateArgs& a) {
-  refuse_overwriting("--out", a.out, {a.like, a.cluster});
-  refuse_overwriting("--save-model", a.save_model, {a.like, a.cluster});
+  // Nor any file a trace given as --like is read with.
+  const std::vector<std::string> inputs{a.like, a.cluster, a.input.pai_job_table, a.input.read.pai_task_table, a.input.read.duration_source};
+  refuse_overwriting("--out", a.out, inputs);
+  refuse_overwriting("--save-model", a.save_model, inputs);
   std::error_code ec;  // neither need exist yet: compared as paths
   if (!a.out.empty() && std::filesystem::weakly_canonical(a.out, ec) == std::filesystem::weakly_canonical(a.save_model, ec))
     throw InputError(fmt::format("--save-model {}: is also --out; the trace would replace the model", a.save_model));
@@ -336,13 +340,23 @@ std::string conversion_report(const trace::Trace& t, std::size_t files, const st
       text += fmt::format("{} {} x {}", i ? "," : "", t.skipped.by_reason[i].second, t.skipped.by_reason[i].first);
     text += ".";
   }
-  return text + fmt::format(" Wrote {}.\n", out);
+  text += fmt::format(" Wrote {}.\n", out);
+  if (t.time_origin != 0) {  // the canonical format has no calendar: files converted apart lose their common clock
+    const std::time_t origin = t.time_origin;
+    std::tm utc{};
+    gmtime_r(&origin, &utc);
+    text += fmt::format("Its times count from the first submit, {:%Y-%m-%d %H:%M:%S} UTC; to keep several such files on one "
+                        "clock, convert them together.\n",
+                        utc);
+  }
+  return text;
 }
 
 int run_convert(const ConvertArgs& a) {
   std::vector<std::string> inputs = a.files;
   inputs.push_back(a.input.pai_job_table);
   inputs.push_back(a.input.read.pai_task_table);
+  inputs.push_back(a.input.read.duration_source);
   refuse_overwriting("--out", a.out, inputs);
   const trace::Trace t = a.input.read_files(a.files);
   std::ostringstream text;

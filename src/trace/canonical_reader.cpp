@@ -30,12 +30,13 @@ bool detect_canonical(const std::string& first_line) { return header_has(first_l
 void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
   CsvRows rows(in, sink);
   rows.read_header({"job_id", "submit_time", "duration", "num_gpus"},
-                   {"vc", "gpu_type", "user", "num_cpus", "memory_mib", "requested_time", "status", "gpu_demand", "censored"});
+                   {"vc", "gpu_type", "user", "num_cpus", "memory_mib", "requested_time", "status", "gpu_demand", "censored",
+                    "recorded_wait"});
   const int id = rows.column("job_id"), submit = rows.column("submit_time"), duration = rows.column("duration"),
             gpus = rows.column("num_gpus"), vc = rows.column("vc"), gpu_type = rows.column("gpu_type"),
             user = rows.column("user"), cpus = rows.column("num_cpus"), memory = rows.column("memory_mib"),
             requested = rows.column("requested_time"), status = rows.column("status"),
-            demand = rows.column("gpu_demand"), censored = rows.column("censored");
+            demand = rows.column("gpu_demand"), censored = rows.column("censored"), wait = rows.column("recorded_wait");
   while (rows.next()) {
     JobSpec job;
     job.source_line = rows.line();
@@ -45,6 +46,7 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     const auto c = rows.integer(cpus, -1), m = rows.integer(memory, -1), r = rows.integer(requested, -1);
     const auto f = rows.number(demand, -1.0);
     const auto cens = rows.integer(censored, 0);
+    const auto recorded_wait = rows.integer(wait, JobSpec::kUnrecorded);  // as an rltune or SWF trace gave it
     if (!rows.ok()) continue;
     if (*g > 1'000'000 || *g < -1'000'000) rows.fail(gpus, rows.text(gpus), "is out of range");
     // Rounding 0.4 to no GPU or 2.5 to 3 would change the job: a fraction is gpu_demand's to say.
@@ -75,6 +77,7 @@ void read_canonical(std::istream& in, const ReadOptions&, RowSink& sink) {
     job.requested_time = *r;
     job.gpu_demand = *f;
     job.censored = *cens == 1;
+    job.recorded_wait = *recorded_wait;
     job.vc = std::string(rows.text(vc));
     job.gpu_types = split_alternatives(rows.text(gpu_type));
     job.user = std::string(rows.text(user));

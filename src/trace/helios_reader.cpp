@@ -19,7 +19,7 @@ bool detect_helios(const std::string& first_line) {
 
 void read_helios(std::istream& in, const ReadOptions&, RowSink& sink) {
   CsvRows rows(in, sink);
-  rows.read_header({"job_id", "gpu_num", "submit_time"});
+  rows.read_header({"job_id", "gpu_num", "submit_time"}, {"user", "vc", "cpu_num", "state", "start_time", "end_time", "duration"});
   const int id = rows.column("job_id"), user = rows.column("user"), vc = rows.column("vc"),
             gpus = rows.column("gpu_num"), cpus = rows.column("cpu_num"), state = rows.column("state"),
             submit = rows.column("submit_time"), start = rows.column("start_time"), end = rows.column("end_time"),

@@ -20,7 +20,8 @@ bool detect_openb(const std::string& first_line) {
 
 void read_openb(std::istream& in, const ReadOptions&, RowSink& sink) {
   CsvRows rows(in, sink);
-  rows.read_header({"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"});
+  rows.read_header({"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"},
+                   {"cpu_milli", "memory_mib", "gpu_spec", "pod_phase"});
   const int name = rows.column("name"), cpu = rows.column("cpu_milli"), memory = rows.column("memory_mib"),
             num_gpu = rows.column("num_gpu"), gpu_milli = rows.column("gpu_milli"), spec = rows.column("gpu_spec"),
             phase = rows.column("pod_phase"), created = rows.column("creation_time"),

@@ -35,6 +35,7 @@
 #include <utility>
 
 #include "core/datetime.h"
+#include "core/csv.h"
 #include "core/error.h"
 #include "trace/formats.h"
 
@@ -295,7 +296,7 @@ bool PhillyHandler::scalar(const Scalar& value) {
                                 : key_ == "user"  ? job_.spec.user
                                 : key_ == "vc"    ? job_.spec.vc
                                                   : job_.spec.status;
-          target = value.text;
+          target = csv::trim(value.text);  // as every CSV field is read: the converted trace must read back the same
         } else if (!is_null) {
           wrong_type(value.text);
         }

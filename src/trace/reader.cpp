@@ -185,6 +185,19 @@ static std::string first_data_line(std::istream& in, const std::string& name) {
   return line;
 }
 
+// Lines that end in CR alone (old Mac text) read as one long line, which each format would misname
+// ("no jobs": one comment line; "has 91 columns"): said at once, whatever the format.
+static void refuse_cr_only_lines(std::istream& in, const std::string& name) {
+  const auto start = in.tellg();
+  if (start < 0) return;
+  std::string line;
+  for (char c; line.size() < 64 * 1024 && in.get(c) && c != '\n';) line += c;
+  in.clear();
+  in.seekg(start);
+  if (const auto cr = line.find('\r'); cr != std::string::npos && cr + 1 < line.size())
+    throw InputError(fmt::format("{}: line 1: ends its lines with CR only (old Mac text): convert them to LF", name));
+}
+
 Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& options) {
   // The CLI checks these as it parses; callers from elsewhere (Python, configs) are checked here.
   for (const auto& [what, column] : {std::pair{"vc_column", options.vc_column}, std::pair{"gpu_type_column", options.gpu_type_column}})
@@ -200,6 +213,7 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
       in.seekg(start);
     }
   }
+  refuse_cr_only_lines(in, name);
   Trace trace;
   trace.source = name;
   const ReaderInfo* chosen = nullptr;
@@ -309,8 +323,11 @@ Trace read_trace(const std::string& path, const ReadOptions& options) {
 }
 
 void write_canonical(std::ostream& out, const std::vector<JobSpec>& jobs) {
+  // The wait an rltune or SWF trace recorded (the reference multifactor reads it), only when one did.
+  const bool waits = std::ranges::any_of(jobs, [](const JobSpec& j) { return j.recorded_wait != JobSpec::kUnrecorded; });
   out << "job_id,submit_time,duration,num_gpus,vc,gpu_type,user,num_cpus,memory_mib,requested_time,status,"
-         "gpu_demand,censored\n";
+         "gpu_demand,censored"
+      << (waits ? ",recorded_wait\n" : "\n");
   const auto opt = [](long long v) { return v < 0 ? std::string() : std::to_string(v); };
   for (const auto& j : jobs) {
     csv::write_field(out, j.id);
@@ -323,7 +340,9 @@ void write_canonical(std::ostream& out, const std::vector<JobSpec>& jobs) {
     out << ',' << opt(j.cpus) << ',' << opt(j.memory_mib) << ',' << opt(j.requested_time) << ',';
     csv::write_field(out, j.status);
     out << ',' << (j.gpu_demand < 0 ? std::string() : csv::format_number(j.gpu_demand)) << ','
-        << (j.censored ? "1" : "") << '\n';
+        << (j.censored ? "1" : "");
+    if (waits) out << ',' << (j.recorded_wait == JobSpec::kUnrecorded ? std::string() : std::to_string(j.recorded_wait));
+    out << '\n';
   }
 }
 

@@ -22,7 +22,7 @@ namespace rltune::trace {
 
 namespace {
 
-// "[D-]HH:MM:SS", "MM:SS" or "SS" (optionally with ".fff") -> seconds; nullopt when malformed, or when
+// "[D-]HH:MM:SS", "D-HH[:MM]", "MM:SS" or "SS" (optionally with ".fff") -> seconds; nullopt when malformed, or when
 // minutes or seconds reach 60 or hours reach 24 after a day count (sacct never prints those).
 std::optional<std::int64_t> slurm_duration(std::string_view text) {
   std::int64_t days = 0;
@@ -45,6 +45,7 @@ std::optional<std::int64_t> slurm_duration(std::string_view text) {
     text.remove_prefix(colon + 1);
   }
   if (parts.empty() || parts.size() > 3) return std::nullopt;
+  if (dash != std::string_view::npos) parts.resize(3, 0);  // after a day count: "D-HH" and "D-HH:MM" too
   std::int64_t total = 0;
   for (std::size_t k = 0; k < parts.size(); ++k) {
     const bool leading = k == 0;  // the leading part may exceed its unit (e.g. 90:00 minutes), except hours after days
@@ -120,7 +121,7 @@ bool detect_sacct(const std::string& first_line) {
 
 void read_sacct(std::istream& in, const ReadOptions&, RowSink& sink) {
   CsvRows rows(in, sink, '|');
-  rows.read_header({"JobID", "Submit", "Start"});
+  rows.read_header({"JobID", "Submit", "Start"}, {"End", "Elapsed", "AllocTRES", "ReqTRES", "Partition", "User", "State", "Timelimit"});
   const int id = rows.column("JobID"), submit = rows.column("Submit"), start = rows.column("Start"),
             end = rows.column("End"), elapsed = rows.column("Elapsed"), alloc = rows.column("AllocTRES"),
             req = rows.column("ReqTRES"), partition = rows.column("Partition"), user = rows.column("User"),
@@ -165,8 +166,8 @@ void read_sacct(std::istream& in, const ReadOptions&, RowSink& sink) {
       if (!requested) rows.fail(limit, lim, "is not [D-]HH:MM:SS, UNLIMITED or Partition_Limit");
     }
     if (!rows.ok()) continue;
-    if (*d < 0) {
-      rows.fail(elapsed, rows.text(elapsed), "gives a negative duration");
+    if (*d < 0) {  // only End - Start can be (Elapsed is never negative)
+      rows.fail(end, rows.text(end), "is before Start");
       continue;
     }
     job.submit = *s;
