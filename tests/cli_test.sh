@@ -698,6 +698,9 @@ expect 2 "--predict-last applies only to --runtime predicted" -- slurm --predict
 expect 2 "--log-format" -- slurm --log-format xml --once
 expect 2 "--timeout must be positive and at most a day" -- slurm --timeout inf --once
 expect 2 "--interval '1e300s': at most a day" -- slurm --interval 1e300s --once
+expect 2 "--interval '0.000001': at least 100ms" -- slurm --interval 0.000001 --once
+expect 2 "--placement milp contradicts --policy sjf@greedy" -- slurm --policy sjf@greedy --placement milp --once --dry-run
+expect 2 "--cluster-map '.*no-such-map.yaml': neither a preset" -- slurm --cluster-map "$TMP/no-such-map.yaml" --once --dry-run
 expect 2 "--default-runtime 0: must be between 1 and 1e12 seconds" -- slurm --default-runtime 0 --once --dry-run
 expect 2 "sees no finished jobs to predict from" -- slurm --runtime predicted --once
 expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm-bin-dir "$TMP/no-slurm-here"

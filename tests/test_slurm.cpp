@@ -215,6 +215,53 @@ TEST(SlurmAdvisor, LeavesPinnedJobsAndOtherPartitionsAlone) {
   EXPECT_EQ(slurm::decide(nodes, jobs, kNow, o).order, (std::vector<long long>{16, 14}));
 }
 
+// From an audit: what the plan cannot model is left out of it, not planned wrongly.
+TEST(SlurmAdvisor, LeavesOutWhatThePlanCannotModel) {
+  auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  auto jobs = slurm::parse_jobs(fixture("squeue.json"));
+  jobs[15].reason = "Dependency";                 // job 16: waits on another job
+  jobs[10].array_tasks = "0-99";                   // job 11: a pending array's tasks
+  jobs[11].mixed_gpu_types = true;                 // job 12: GPUs of two types
+  auto o = options("sjf");
+  o.placement = true;
+  const auto d = slurm::decide(nodes, jobs, kNow, o);
+  EXPECT_EQ(d.order, (std::vector<long long>{13, 14}));
+  EXPECT_EQ(d.left_alone, 4u);  // and 15, held
+  for (const auto& c : d.commands) EXPECT_TRUE(c.job == 13 || c.job == 14) << c.job;
+  // A node not responding, or with GPUs of two types, is no place to start a job.
+  EXPECT_FALSE(slurm::parse_nodes(R"J({"nodes": [{"name": "a", "gres": "gpu:a100:4,gpu:v100:4", "gres_used": "", "cpus": 1,
+      "alloc_cpus": 0, "real_memory": 1, "alloc_memory": 0, "state": "idle", "partitions": []}]})J")[0].usable());
+  nodes[0].state = "idle+not_responding";
+  EXPECT_FALSE(nodes[0].usable());
+  EXPECT_TRUE(slurm::parse_gres("gpu:a100:4,gpu:v100:4").mixed);
+  EXPECT_FALSE(slurm::parse_gres("gpu:v100:4(S:0),gpu:v100:4(S:1)").mixed);
+}
+
+// Without a cluster map, nodes of different partitions form different pools: a job is placed only in
+// its own partition (it was placed on a free node of another, which Slurm refuses).
+TEST(SlurmAdvisor, PlacesJobsOnlyInTheirPartition) {
+  const char* sinfo = R"J({"nodes": [
+    {"name": "n1", "gres": "gpu:v100:8", "gres_used": "gpu:v100:8(IDX:0-7)", "cpus": 32, "alloc_cpus": 2,
+     "real_memory": 1000, "alloc_memory": 0, "state": "allocated", "partitions": ["a"]},
+    {"name": "n2", "gres": "gpu:v100:8", "gres_used": "gpu:v100:0", "cpus": 32, "alloc_cpus": 0,
+     "real_memory": 1000, "alloc_memory": 0, "state": "idle", "partitions": ["b"]}]})J";
+  const char* squeue = R"J({"jobs": [
+    {"job_id": 1, "job_state": "RUNNING", "node_count": 1, "tres_per_node": "gres:gpu:v100:8", "submit_time": 100,
+     "start_time": 100, "time_limit": 10, "partition": "a", "user_name": "u", "priority": 5, "state_reason": "None",
+     "nodes": "n1", "gres_detail": ["gpu:v100:8(IDX:0-7)"]},
+    {"job_id": 2, "job_state": "PENDING", "node_count": 1, "tres_per_node": "gres:gpu:1", "submit_time": 110,
+     "start_time": 0, "time_limit": 5, "partition": "a", "user_name": "u", "priority": 5, "state_reason": "Resources",
+     "nodes": ""},
+    {"job_id": 3, "job_state": "PENDING", "node_count": 1, "tres_per_node": "gres:gpu:1", "submit_time": 120,
+     "start_time": 0, "time_limit": 3, "partition": "b", "user_name": "u", "priority": 5, "state_reason": "Resources",
+     "nodes": ""}]})J";
+  auto o = options("sjf");  // 3 first, on n2; then 2, whose partition has no free GPU
+  o.placement = true;
+  const auto d = slurm::decide(slurm::parse_nodes(sinfo), slurm::parse_jobs(squeue), 200, o);
+  EXPECT_EQ(d.cluster, "v100@a: 1 x 8, v100@b: 1 x 8");
+  EXPECT_EQ(node_list_commands(d), std::vector<std::string>{"JobId=3 NodeList=n2"});
+}
+
 TEST(SlurmAdvisor, InconsistentReadingsAreErrors) {
   auto nodes = slurm::parse_nodes(fixture("sinfo.json"));
   auto jobs = slurm::parse_jobs(fixture("squeue.json"));
@@ -398,7 +445,11 @@ TEST(SlurmLoop, OneCycleAppliesTheDecisionAndLogsEachCommand) {
   const std::string scontrol_log = fake_slurm(dir.path, "0", 13);
   slurm::LoopOptions loop{.once = true, .bin_dir = dir.path, .json_log = true};
   std::ostringstream log;
-  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, log), 0);
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, log), 1);  // a change failed: not a success
+  const TempDir accepting;
+  fake_slurm(accepting.path, "0", 0);
+  std::ostringstream clean_log;
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), {.once = true, .bin_dir = accepting.path, .json_log = true}, clean_log), 0);
   const auto e = events(log.str());
   ASSERT_EQ(e.size(), 7u) << log.str();  // start, decision, five priority updates
   EXPECT_EQ(e[0]["event"], "start");

@@ -44,6 +44,8 @@ double parse_interval(const std::string& text) {
   const double scale = unit == "" || unit == "s" ? 1 : unit == "ms" ? 0.001 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (used == 0 || scale < 0 || !(v > 0)) throw InputError(fmt::format("--interval '{}': expected e.g. 10s, 500ms, 2m", text));
   if (v * scale > kMaxSeconds) throw InputError(fmt::format("--interval '{}': at most a day", text));
+  // Each cycle asks slurmctld three times and may change many jobs: a shorter period would hammer it.
+  if (v * scale < 0.1) throw InputError(fmt::format("--interval '{}': at least 100ms", text));
   return v * scale;
 }
 
@@ -62,6 +64,8 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   // the 1e12 s the trace readers accept as a duration.
   if (a.default_runtime_s < 1 || a.default_runtime_s > 1'000'000'000'000LL)
     throw InputError(fmt::format("--default-runtime {}: must be between 1 and 1e12 seconds", a.default_runtime_s));
+  if (const auto at = a.policy.find('@'); at != std::string::npos && placement_given && a.policy.substr(at + 1) != a.profile.placement)
+    throw InputError(fmt::format("--placement {} contradicts --policy {}: give the placement once", a.profile.placement, a.policy));
   slurm::AdvisorOptions options;
   options.profile = a.profile.profile(a.policy);
   options.engine = a.profile.engine();
@@ -79,7 +83,13 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   options.default_runtime_s = a.default_runtime_s;
   cluster::ClusterSpec map;
   if (!a.cluster_map.empty()) {
-    map = cluster::load_cluster(a.cluster_map);
+    try {
+      map = cluster::load_cluster(a.cluster_map);
+    } catch (const InputError& e) {  // its message names --cluster, a flag this command does not have
+      std::string why = e.what();
+      if (why.starts_with("--cluster ")) why.replace(0, 10, "--cluster-map ");
+      throw InputError(why);
+    }
     options.cluster_map = &map;
   }
   return slurm::run_advisor_loop(options, loop, std::cout);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 
 #include "core/error.h"
 #include "policy/registry.h"
@@ -58,19 +60,30 @@ cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::C
       add_pool(pool, members);
     }
   } else {
-    std::map<std::pair<std::string, int>, std::vector<const Node*>> shapes;  // (type, GPUs per node), sorted
-    std::map<std::string, int> shapes_of_type;
+    // Pools by shape (GPU type, GPUs per node) and, when the nodes are in different partitions, by
+    // partitions too: a job may run only in its partition (its spec's vc), so each such pool accepts
+    // its nodes' partitions.
+    std::set<std::vector<std::string>> partition_sets;
+    for (const Node& n : nodes) partition_sets.insert(n.partitions);
+    const bool by_partition = partition_sets.size() > 1;
+    using Shape = std::tuple<std::string, int, std::vector<std::string>>;  // sorted
+    std::map<Shape, std::vector<const Node*>> shapes;
+    std::map<std::pair<std::string, std::vector<std::string>>, int> sizes_of_type;  // GPUs-per-node counts, per partitions
     for (const Node& n : nodes) {
-      auto& members = shapes[{n.gpu_type, n.gpus}];
-      if (members.empty()) ++shapes_of_type[n.gpu_type];
+      const std::vector<std::string> partitions = by_partition ? n.partitions : std::vector<std::string>{};
+      auto& members = shapes[{n.gpu_type, n.gpus, partitions}];
+      if (members.empty()) ++sizes_of_type[{n.gpu_type, partitions}];
       members.push_back(&n);
     }
     for (const auto& [shape, members] : shapes) {
+      const auto& [gpu_type, gpus, partitions] = shape;
       cluster::PoolSpec pool;
-      const std::string type = shape.first.empty() ? "gpu" : shape.first;
-      pool.name = shapes_of_type[shape.first] > 1 ? fmt::format("{}-{}", type, shape.second) : type;
-      pool.gpu_type = shape.first;
-      pool.gpus_per_node = shape.second;
+      const std::string type = gpu_type.empty() ? "gpu" : gpu_type;
+      pool.name = sizes_of_type[{gpu_type, partitions}] > 1 ? fmt::format("{}-{}", type, gpus) : type;
+      if (by_partition) pool.name += "@" + fmt::format("{}", fmt::join(partitions, "+"));
+      pool.gpu_type = gpu_type;
+      pool.gpus_per_node = gpus;
+      pool.accepts.vc = partitions;
       add_pool(pool, members);
     }
   }
@@ -126,6 +139,16 @@ std::optional<cluster::Placement> placement_in(const ClusterView& v, const Job& 
   return p;
 }
 
+// Waiting on something of its own that no placement changes (a dependency, a begin time, a QOS or
+// account limit, a limit of its partition): in the plan it would take GPUs it cannot use now. Its turn
+// comes once it waits for resources. (A down partition or node is the cluster's: those jobs stay.)
+bool waits_on_itself(const Job& j) {
+  for (const char* reason : {"Dependency", "BeginTime", "QOS", "Assoc", "JobArrayTaskLimit", "PartitionTimeLimit", "PartitionNodeLimit",
+                             "Invalid", "AccountNotAllowed", "BadConstraints"})
+    if (j.reason.starts_with(reason)) return true;
+  return false;
+}
+
 // The view's jobs in submit order; counts the pending jobs left alone (held, pinned, other partitions,
 // no GPUs) in `left_alone`.
 std::vector<Entry> entries_of(const ClusterView& v, const std::vector<Job>& jobs, long long now, const AdvisorOptions& o,
@@ -158,7 +181,10 @@ std::vector<Entry> entries_of(const ClusterView& v, const std::vector<Job>& jobs
     } else if (j.pending()) {
       const bool pinned = j.admin_comment.find("rltune=skip") != std::string::npos ||
                           (o.admin_priority > 0 && j.priority >= o.admin_priority);
-      const bool managed = j.gpus > 0 && !j.held() && !pinned && (o.partition.empty() || j.partition == o.partition);
+      const bool eligible = !waits_on_itself(j);
+      // An array's pending tasks are one record: a NodeList on it would pin every task to the same nodes.
+      const bool one_job = j.array_tasks.empty() && !j.mixed_gpu_types;
+      const bool managed = j.gpus > 0 && !j.held() && !pinned && eligible && one_job && (o.partition.empty() || j.partition == o.partition);
       if (!managed) {
         ++left_alone;
         continue;
@@ -200,6 +226,8 @@ void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine&
   engine.remove_observer(&recorder);
   for (const JobIndex j : recorder.started) {
     const Job& job = *entries[static_cast<std::size_t>(j)].job;
+    // GPUs per node on several nodes: the plan places GPUs, not that shape, so its nodes may not fit it.
+    if (job.nodes > 1 && job.gpus_per_node > 0) continue;
     std::vector<std::string> nodes;
     for (const auto& s : engine.job(j).placement.shares) nodes.push_back(v.node_names[static_cast<std::size_t>(s.node)]);
     std::sort(nodes.begin(), nodes.end());

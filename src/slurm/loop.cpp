@@ -66,6 +66,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
             fmt::format("{} orders {} pending jobs ({} left alone) on {}; {} changes{}", options.profile.name(), d.order.size(),
                         d.left_alone, d.cluster, d.commands.size(), a.dry_run ? " (dry run)" : ""));
   if (!a.dry_run) node_lists = d.node_lists_set;
+  bool applied = true;  // every command: a cycle whose changes failed is not a success (--once exits 1)
   for (const auto& c : d.commands) {
     std::string error;
     if (!a.dry_run) {
@@ -73,13 +74,14 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
       if (o.status != 0) error = o.err.empty() ? fmt::format("exit {}", o.status) : o.err.substr(0, 300);
       while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
       if (!error.empty() && c.argv[3].starts_with("NodeList=")) node_lists.erase(c.job);
+      applied = applied && error.empty();
     }
     log.event(a.dry_run ? "would_run" : error.empty() ? "applied" : "failed",
               {{"job", c.job}, {"command", command_line(c.argv)}, {"why", c.why}, {"error", error}},
               fmt::format("{}{} ({}){}", a.dry_run ? "would run: " : "", command_line(c.argv), c.why,
                           error.empty() ? "" : " failed: " + error));
   }
-  return true;
+  return applied;
 }
 
 }  // namespace
@@ -96,12 +98,13 @@ int run_advisor_loop(const AdvisorOptions& options, const LoopOptions& loop, std
   std::map<long long, std::vector<std::string>> node_lists;
   int status = 0;
   while (!g_stop) {
+    const auto cycle_start = std::chrono::steady_clock::now();  // the period runs from start to start
     const bool ok = cycle(loop, options, log, node_lists);
     if (loop.once) {
       status = ok ? 0 : 1;
       break;
     }
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(loop.interval_s);
+    const auto until = cycle_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(loop.interval_s));
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (g_stop) log.event("stop", {}, "stopped by signal");

@@ -77,7 +77,8 @@ std::string optional_text(const Json& o, const char* key) {
 }  // namespace
 
 bool Node::usable() const {
-  for (const char* bad : {"down", "drain", "fail", "maint", "future", "unknown", "reboot", "power"})
+  if (mixed_gpu_types) return false;  // one GPU type per node is what the plan can model
+  for (const char* bad : {"down", "drain", "fail", "maint", "future", "unknown", "reboot", "power", "not_responding", "error"})
     if (state.find(bad) != std::string::npos) return false;
   return true;
 }
@@ -123,7 +124,9 @@ GresGpus parse_gres(const std::string& gres) {
     // A count that would wrap an int (2^32 + 8 read as 8) is a broken answer, not a node.
     if (count < 0 || count > 1'000'000 || g.count + count > 1'000'000)
       throw SlurmError(fmt::format("GRES '{}': {} GPUs is out of range", gres, parts.back()));
-    if (g.type.empty() && parts.size() >= 3) g.type = parts[1];
+    const std::string type = parts.size() >= 3 ? parts[1] : "";
+    if (g.count > 0 && type != g.type) g.mixed = true;  // "gpu:a100:4,gpu:v100:4" (MIG slices, say)
+    if (g.count == 0) g.type = type;
     g.count += static_cast<int>(count);
   }
   return g;
@@ -140,6 +143,7 @@ std::vector<Node> parse_nodes(const std::string& sinfo_json) {
     const GresGpus total = parse_gres(field<std::string>(n, "gres", where, ""));
     node.gpu_type = total.type;
     node.gpus = total.count;
+    node.mixed_gpu_types = total.mixed;
     node.gpus_used = parse_gres(field<std::string>(n, "gres_used", where, "")).count;
     node.cpus = field<int>(n, "cpus", where, 0);
     node.cpus_used = field<int>(n, "alloc_cpus", where, 0);
@@ -185,6 +189,8 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
       job.gpus = per_task.count * (j.contains("tasks") && j["tasks"].is_number_integer() ? std::max(1, j["tasks"].get<int>()) : 1);
       job.gpu_type = per_task.type;
     }
+    job.mixed_gpu_types = per_node.mixed || per_job.mixed || per_task.mixed;
+    job.array_tasks = optional_text(j, "array_task_string");
     job.submit = field<long long>(j, "submit_time", where, 0);
     job.start = field<long long>(j, "start_time", where, 0);
     const long long limit_min = field<long long>(j, "time_limit", where, -1);

@@ -22,7 +22,9 @@ struct Node {
   long long memory_mib = 0, memory_used_mib = 0;
   std::string state;                // idle, mixed, allocated, down, drained, ...
   std::vector<std::string> partitions;
-  // A node jobs can be placed on: not down, drained, draining, failing or in maintenance.
+  bool mixed_gpu_types = false;     // GPUs of more than one type (gres "gpu:a100:4,gpu:v100:4")
+  // A node jobs can be placed on: not down, drained, draining, failing, in maintenance, powered down,
+  // not responding or in error, and with GPUs of one type.
   bool usable() const;
 };
 
@@ -39,6 +41,8 @@ struct Job {
   long long priority = 0;
   std::string reason;               // state_reason
   std::string admin_comment;
+  bool mixed_gpu_types = false;     // asks for GPUs of more than one type
+  std::string array_tasks;          // a pending array's tasks not yet started ("0-99"); "" for a single job
   std::vector<std::string> required_nodes;  // expanded NodeList= request of a pending job
   std::vector<std::string> node_list;  // expanded, for running jobs
   std::vector<int> gpus_on_node;       // per node_list entry, for running jobs
@@ -52,11 +56,13 @@ struct Job {
 // "n[1-3,7],gpu[01-02],x" -> n1 n2 n3 n7 gpu01 gpu02 x (zero padding kept). SlurmError when malformed.
 std::vector<std::string> expand_hostlist(const std::string& list);
 
-// "gpu:v100:8(S:0-1)", "gpu:8", "gres:gpu:v100:2", "gpu:v100:8(IDX:0-7),shard:2" -> GPU type and count of
-// the first gpu entry; {"", 0} when no gpu entry. SlurmError when the count is not a number.
+// "gpu:v100:8(S:0-1)", "gpu:8", "gres:gpu:v100:2", "gpu:v100:8(IDX:0-7),shard:2" -> GPU type and count
+// summed over the gpu entries; {"", 0} when no gpu entry; `mixed` when the entries name more than one
+// type (the type is then the first's). SlurmError when the count is not a number.
 struct GresGpus {
   std::string type;
   int count = 0;
+  bool mixed = false;
 };
 GresGpus parse_gres(const std::string& gres);
 
