@@ -55,6 +55,21 @@ TEST(SlurmState, ParsesGres) {
   // Counts an int cannot hold are refused, not wrapped (2^32 + 8 would read as 8).
   EXPECT_THROW(slurm::parse_gres("gpu:v100:4294967304"), SlurmError);
   EXPECT_THROW(slurm::parse_gres("gres:gpu:-2"), SlurmError);
+  // Without a count, one GPU, as Slurm reads --gres=gpu (the job was dropped, or its type stopped every cycle).
+  EXPECT_EQ(slurm::parse_gres("gres:gpu").count, 1);
+  EXPECT_EQ(slurm::parse_gres("gres:gpu:v100").count, 1);
+  EXPECT_EQ(slurm::parse_gres("gres:gpu:v100").type, "v100");
+}
+
+// Numbers Slurm never writes are refused or read as what they mean, never wrapped.
+TEST(SlurmState, OutOfRangeJobNumbers) {
+  const auto job = [](const std::string& fields) {
+    return R"J({"jobs": [{"job_id": 1, "job_state": "PENDING", "tres_per_node": "gres:gpu:1", "submit_time": 100,
+      "start_time": 0, "partition": "p", "user_name": "u", "priority": 5, "state_reason": "None", "nodes": "", )J" + fields + "}]}";
+  };
+  EXPECT_THROW(slurm::parse_jobs(job(R"("node_count": 4294967297, "time_limit": 5)")), SlurmError);
+  // A limit of 3e17 minutes overflowed to 44 s and put the job first; it is no limit.
+  EXPECT_EQ(slurm::parse_jobs(job(R"("node_count": 1, "time_limit": 307445734561825861)"))[0].time_limit_s, -1);
 }
 
 TEST(SlurmState, ANodeOrJobListedTwiceIsAnError) {

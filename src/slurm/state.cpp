@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -116,10 +117,13 @@ GresGpus parse_gres(const std::string& gres) {
     for (const char* prefix : {"gres:", "gres/"})
       if (entry.starts_with(prefix)) entry = entry.substr(std::string(prefix).size());
     if (!starts_with_any(entry, {"gpu:", "gpu="}) && entry != "gpu") continue;
-    // gpu[:TYPE]:COUNT, or gpu[:TYPE]=COUNT
+    // gpu[:TYPE]:COUNT, or gpu[:TYPE]=COUNT; without a count ("gpu", "gpu:v100") one GPU, as Slurm reads --gres
     std::replace(entry.begin(), entry.end(), '=', ':');
-    const auto parts = split_top(entry, ':');
-    if (parts.size() < 2) continue;
+    auto parts = split_top(entry, ':');
+    const auto looks_like_count = [](const std::string& p) {  // a number, or a broken one to refuse below
+      return p.empty() || std::isdigit(static_cast<unsigned char>(p[0])) || p[0] == '-' || p[0] == '+';
+    };
+    if (parts.size() == 1 || (parts.size() == 2 && !looks_like_count(parts[1]))) parts.push_back("1");
     const long long count = to_number(parts.back(), "GRES '" + gres + "'");
     // A count that would wrap an int (2^32 + 8 read as 8) is a broken answer, not a node.
     if (count < 0 || count > 1'000'000 || g.count + count > 1'000'000)
@@ -174,7 +178,9 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
     if (job.id <= 0) throw SlurmError("squeue --json: a job without an id");
     const std::string where = fmt::format("squeue job {}", job.id);
     job.state = field<std::string>(j, "job_state", where, "");
-    job.nodes = std::max(1, field<int>(j, "node_count", where, 1));
+    const long long node_count = field<long long>(j, "node_count", where, 1);
+    if (node_count > 1'000'000) throw SlurmError(fmt::format("{}: node_count {} is out of range", where, node_count));
+    job.nodes = std::max(1, static_cast<int>(node_count));
     const GresGpus per_node = parse_gres(field<std::string>(j, "tres_per_node", where, ""));
     const GresGpus per_job = parse_gres(optional_text(j, "tres_per_job"));
     const GresGpus per_task = parse_gres(optional_text(j, "tres_per_task"));
@@ -194,7 +200,8 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
     job.submit = field<long long>(j, "submit_time", where, 0);
     job.start = field<long long>(j, "start_time", where, 0);
     const long long limit_min = field<long long>(j, "time_limit", where, -1);
-    job.time_limit_s = limit_min > 0 ? limit_min * 60 : -1;
+    // Past 1e12 s (what a trace may hold, and far from overflowing x 60) it is no limit at all.
+    job.time_limit_s = limit_min > 0 && limit_min <= 1'000'000'000'000 / 60 ? limit_min * 60 : -1;
     job.partition = field<std::string>(j, "partition", where, "");
     job.user = field<std::string>(j, "user_name", where, "");
     job.priority = field<long long>(j, "priority", where, 0);
