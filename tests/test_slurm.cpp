@@ -409,6 +409,24 @@ TEST(SacctReader, DayHourLimitsAndEndBeforeStart) {
   }
 }
 
+// GPUs of two types: their sum, with no single type (it was 1 GPU, or both pinned to the first type).
+TEST(SacctReader, GpusOfSeveralTypes) {
+  const std::string header = "JobID|Submit|Start|End|Elapsed|AllocTRES|State\n";
+  const auto row = [](const std::string& id, const std::string& tres) {
+    return id + "|2026-11-30T10:00:00|2026-11-30T10:00:01||1:00:00|" + tres + "|COMPLETED\n";
+  };
+  testing::TempFile f("types.txt", header + row("1", "gres/gpu:a100=1,gres/gpu:v100=1") +
+                                       row("2", "gres/gpu:a100=1,gres/gpu:v100=1,gres/gpu=2") + row("3", "gres/gpu:a100=2,gres/gpu=2"));
+  const trace::Trace t = trace::read_traces({f.path.string()}, {});
+  ASSERT_EQ(t.jobs.size(), 3u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(t.jobs[i].gpus, 2) << i;
+    EXPECT_TRUE(t.jobs[i].gpu_types.empty()) << i;
+  }
+  EXPECT_EQ(t.jobs[2].gpus, 2);
+  EXPECT_EQ(t.jobs[2].gpu_types, std::vector<std::string>{"A100"});
+}
+
 TEST(Process, CollectsOutputErrorsAndExitStatus) {
   const ProcessOutput o = run_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, "", 10);
   EXPECT_EQ(o.status, 3);

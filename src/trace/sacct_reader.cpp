@@ -11,6 +11,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "core/csv.h"
@@ -65,11 +66,13 @@ struct Tres {
   long long memory_mib = -1;
 };
 
-// "billing=1,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=16G,node=1". Fractional GPU and CPU counts round up,
-// as in the other readers. `problem` says what is wrong when a used value is malformed or out of range.
+// "billing=1,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=16G,node=1" (GPUs: the total, else the typed ones
+// summed). Fractional GPU and CPU counts round up, as in the other readers. `problem` says what is wrong when a used value is malformed or out of range.
 std::optional<Tres> parse_tres(std::string_view text, std::string& problem) {
   constexpr double kMaxCount = 1e6, kMaxMemoryMib = 1e12;
   Tres t;
+  int total = -1, typed = 0;  // gres/gpu=N, and the sum of gres/gpu:TYPE=N
+  std::set<std::string> types;
   std::vector<std::string> items;
   csv::split(text, ',', items);
   for (const auto& item : items) {
@@ -93,8 +96,12 @@ std::optional<Tres> parse_tres(std::string_view text, std::string& problem) {
     if (gpus) {
       const std::optional<int> n = count(*number);
       if (!n) return std::nullopt;
-      if (key != "gres/gpu" && t.gpu_type.empty()) t.gpu_type = key.substr(9);
-      if (key == "gres/gpu" || t.gpus < 0) t.gpus = *n;
+      if (key == "gres/gpu") {
+        total = *n;
+      } else {
+        typed += *n;
+        types.insert(key.substr(9));
+      }
     } else if (key == "cpu") {
       const std::optional<int> n = count(*number);
       if (!n) return std::nullopt;
@@ -109,6 +116,9 @@ std::optional<Tres> parse_tres(std::string_view text, std::string& problem) {
       t.memory_mib = static_cast<long long>(*number * scale);
     }
   }
+  // GPUs of several types ("gres/gpu:a100=1,gres/gpu:v100=1") are not one type's: no type is kept.
+  t.gpus = total >= 0 ? total : types.empty() ? -1 : typed;
+  if (types.size() == 1) t.gpu_type = *types.begin();
   return t;
 }
 
