@@ -324,7 +324,7 @@ std::string conversion_report(const trace::Trace& t, std::size_t files, const st
   for (const auto& j : t.jobs) {
     gpus += j.gpus > 0;
     censored += j.censored;
-    fractional += j.gpu_demand >= 0 && j.gpu_demand != std::floor(j.gpu_demand);
+    fractional += j.gpu_demand >= 0 && std::abs(j.gpu_demand - std::round(j.gpu_demand)) > 1e-6;  // as whole_count: noise is not a fraction
     typed += !j.gpu_types.empty();
   }
   std::string text = fmt::format("Read {} file{} as {}: kept {} jobs", files, files == 1 ? "" : "s", t.format, t.jobs.size());
@@ -345,9 +345,12 @@ std::string conversion_report(const trace::Trace& t, std::size_t files, const st
     const std::time_t origin = t.time_origin;
     std::tm utc{};
     gmtime_r(&origin, &utc);
-    text += fmt::format("Its times count from the first submit, {:%Y-%m-%d %H:%M:%S} UTC; to keep several such files on one "
-                        "clock, convert them together.\n",
-                        utc);
+    // PAI's times are seconds on the trace's own clock, not dates: 1970 would mislead.
+    const std::string when = t.time_origin >= 946'684'800 ? fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", utc)
+                                                          : fmt::format("{} s on the files' own clock", t.time_origin);
+    text += fmt::format("Its times count from the first submit, {}; to keep several such files on one clock, convert them "
+                        "together.\n",
+                        when);
   }
   return text;
 }
