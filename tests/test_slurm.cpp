@@ -196,6 +196,17 @@ TEST(SlurmAdvisor, ClearsItsNodeListsWhenAJobIsNotPlacedAnyMore) {
   EXPECT_TRUE(d.node_lists_set.empty());
 }
 
+// A NodeList command that failed leaves the job's NodeList as it was: a failed clear is still the
+// advisor's to clear next cycle (it was forgotten, and the job stayed pinned), a failed set is not its.
+TEST(SlurmAdvisor, FailedNodeListCommandsKeepWhatTheJobHolds) {
+  slurm::Decision d;
+  d.node_lists_set = {{16, {"n1"}}, {17, {"n2"}}};
+  const std::map<long long, std::vector<std::string>> before{{12, {"n3"}}, {17, {"n4"}}, {18, {"n2"}}};
+  const auto after = slurm::node_lists_after(before, d, {12, 16, 17});
+  EXPECT_EQ(after, (std::map<long long, std::vector<std::string>>{{12, {"n3"}}, {17, {"n4"}}}));
+  EXPECT_EQ(slurm::node_lists_after(before, d, {}), d.node_lists_set);
+}
+
 TEST(SlurmAdvisor, MultiNodeJobsOnUnpaddedNodeNames) {
   // n9 and n10 sort as "n10" < "n9"; a job on the host list n[9-10] must still be read.
   const char* sinfo = R"J({"nodes": [

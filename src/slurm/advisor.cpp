@@ -256,6 +256,16 @@ void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine&
 
 }  // namespace
 
+std::map<long long, std::vector<std::string>> node_lists_after(const std::map<long long, std::vector<std::string>>& before,
+                                                               const Decision& d, const std::set<long long>& failed) {
+  std::map<long long, std::vector<std::string>> after = d.node_lists_set;
+  for (const long long job : failed) {  // the job's NodeList is what it was: ours if we had set it
+    after.erase(job);
+    if (const auto it = before.find(job); it != before.end()) after.insert(*it);
+  }
+  return after;
+}
+
 Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs, long long now, const AdvisorOptions& o) {
   Decision d;
   d.now = now;

@@ -18,6 +18,7 @@
 // - Nodes map onto pools by GPU type (one pool per type and GPUs per node, named like the type), or by
 //   a cluster map (cluster YAML; a pool takes the nodes of its gpu_type in name order).
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,11 @@ struct Decision {
   // The NodeLists the advisor has set once `commands` are applied (carry to the next cycle).
   std::map<long long, std::vector<std::string>> node_lists_set;
 };
+
+// The NodeLists the advisor holds once `d` is applied: those it set now; for a job whose NodeList command
+// failed (`failed`), what it held before, if anything (a clear that failed is retried next cycle).
+std::map<long long, std::vector<std::string>> node_lists_after(const std::map<long long, std::vector<std::string>>& before,
+                                                               const Decision& d, const std::set<long long>& failed);
 
 // The view's cluster: pools from the cluster map or by GPU type; `node_names[id]` = Slurm node name.
 cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::ClusterSpec* cluster_map,

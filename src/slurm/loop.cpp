@@ -10,6 +10,7 @@
 #include <ctime>
 #include <map>
 #include <ostream>
+#include <set>
 #include <thread>
 
 #include "core/json_text.h"
@@ -65,7 +66,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
              {"left_alone", d.left_alone}, {"dry_run", a.dry_run}},
             fmt::format("{} orders {} pending jobs ({} left alone) on {}; {} changes{}", options.profile.name(), d.order.size(),
                         d.left_alone, d.cluster, d.commands.size(), a.dry_run ? " (dry run)" : ""));
-  if (!a.dry_run) node_lists = d.node_lists_set;
+  std::set<long long> failed_node_lists;
   bool applied = true;  // every command: a cycle whose changes failed is not a success (--once exits 1)
   for (const auto& c : d.commands) {
     std::string error;
@@ -73,7 +74,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
       const ProcessOutput o = run_process(c.argv, a.bin_dir, a.timeout_s);
       if (o.status != 0) error = o.err.empty() ? fmt::format("exit {}", o.status) : o.err.substr(0, 300);
       while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
-      if (!error.empty() && c.argv[3].starts_with("NodeList=")) node_lists.erase(c.job);
+      if (!error.empty() && c.argv[3].starts_with("NodeList=")) failed_node_lists.insert(c.job);
       applied = applied && error.empty();
     }
     log.event(a.dry_run ? "would_run" : error.empty() ? "applied" : "failed",
@@ -81,6 +82,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
               fmt::format("{}{} ({}){}", a.dry_run ? "would run: " : "", command_line(c.argv), c.why,
                           error.empty() ? "" : " failed: " + error));
   }
+  if (!a.dry_run) node_lists = node_lists_after(node_lists, d, failed_node_lists);
   return applied;
 }
 
