@@ -137,6 +137,8 @@ TEST(ExperimentConfig, SeedsTakeEverySixtyFourBitValue) {
   const Config c = parse("seed: 18446744073709551615\n" + rest);
   EXPECT_EQ(c.seed, UINT64_MAX);
   EXPECT_EQ(c.workloads[0].trace.seed, UINT64_MAX - 1);
+  EXPECT_EQ(parse("seed: 0x2A\n" + rest).seed, 42u);  // as yaml-cpp reads integers
+  EXPECT_EQ(parse("seed: +5\n" + rest).seed, 5u);
   for (const auto& [seed, why] : {std::pair{"18446744073709551616", "must be an integer between 0 and 18446744073709551615 (got 1844"},
                                   {"-1", "(got -1)"}, {"2.5", "(got 2.5)"}, {"07", "leading zero"}, {"[1]", "must be an integer"}}) {
     const std::string e = config_error(std::string("seed: ") + seed + "\n" + rest);

@@ -313,6 +313,21 @@ TEST(Generator, EmptyHoursBeforeTheFirstArrivalDoNotRaiseTheLoad) {
   }
 }
 
+// A span that ends in hours without arrivals: the last job stays at the end of the last hour with
+// arrivals (rounding put it a day later, and the load came out lower than asked, without a warning).
+TEST(Generator, EmptyHoursAtTheEndNeverLowerTheLoad) {
+  WorkloadModel model = load_model("helios");
+  for (std::size_t h = 0; h < 24; ++h) model.hourly_weights[h] = h < 6 || h >= 20 ? 0 : 24.0 / 14;
+  const auto cluster = cluster::load_cluster("helios");
+  for (const int jobs : {300, 1000, 3000})
+    for (const double load : {0.3, 0.5, 0.7}) {
+      const trace::Trace t = generate(model, cluster, {.jobs = jobs, .load = load, .seed = 2});
+      EXPECT_GE(offered_load(t, cluster), 0.99 * load) << jobs << " jobs at " << load;
+      const Seconds last = t.jobs.back().submit + 6 * 3600;  // clock time: the trace starts at 06:00
+      EXPECT_TRUE(last % 86400 >= 6 * 3600 && last % 86400 <= 20 * 3600) << jobs << " jobs at " << load << ": " << last % 86400;
+    }
+}
+
 // What no trace may hold (past 1e12 s, as every reader refuses) is an error, not a trace that cannot be
 // read back, nor an hour-by-hour walk over 1e16 s.
 TEST(Generator, RefusesTimesPastWhatATraceMayHold) {

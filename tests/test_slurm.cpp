@@ -1,5 +1,6 @@
 // The Slurm advisor's reading and decision, on answers recorded from a real Slurm 22.05 (4 nodes x 8
 // fake V100s; tests/fixtures/slurm): jobs 7-10 running, 11-16 pending, 15 held by an administrator.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -263,29 +264,42 @@ TEST(SlurmAdvisor, LeavesOutWhatThePlanCannotModel) {
   EXPECT_FALSE(slurm::parse_gres("gpu:v100:4(S:0),gpu:v100:4(S:1)").mixed);
 }
 
-// Without a cluster map, nodes of different partitions form different pools: a job is placed only in
-// its own partition (it was placed on a free node of another, which Slurm refuses).
+// Hand-made sinfo and squeue answers: 8-GPU V100 nodes; pending jobs asking for GPUs per node.
+std::string node_json(const std::string& name, int gpus_used, const std::string& partitions) {
+  return fmt::format(R"J({{"name": "{}", "gres": "gpu:v100:8", "gres_used": "gpu:v100:{}", "cpus": 32, "alloc_cpus": 0,
+    "real_memory": 1000, "alloc_memory": 0, "state": "{}", "partitions": [{}]}})J",
+                     name, gpus_used, gpus_used > 0 ? "allocated" : "idle", partitions);
+}
+std::string pending_json(long long id, int nodes, int gpus_per_node, int limit_min, const std::string& partition) {
+  return fmt::format(R"J({{"job_id": {}, "job_state": "PENDING", "node_count": {}, "tres_per_node": "gres:gpu:{}",
+    "submit_time": {}, "start_time": 0, "time_limit": {}, "partition": "{}", "user_name": "u", "priority": 5,
+    "state_reason": "Resources", "nodes": ""}})J",
+                     id, nodes, gpus_per_node, 100 + id, limit_min, partition);
+}
+
+// Without a cluster map, nodes of partitions that share no node form different pools: a job is placed
+// only in its own partition (it was placed on a free node of another, which Slurm refuses). Partitions
+// that share a node stay one pool, so a job may still span their nodes.
 TEST(SlurmAdvisor, PlacesJobsOnlyInTheirPartition) {
-  const char* sinfo = R"J({"nodes": [
-    {"name": "n1", "gres": "gpu:v100:8", "gres_used": "gpu:v100:8(IDX:0-7)", "cpus": 32, "alloc_cpus": 2,
-     "real_memory": 1000, "alloc_memory": 0, "state": "allocated", "partitions": ["a"]},
-    {"name": "n2", "gres": "gpu:v100:8", "gres_used": "gpu:v100:0", "cpus": 32, "alloc_cpus": 0,
-     "real_memory": 1000, "alloc_memory": 0, "state": "idle", "partitions": ["b"]}]})J";
-  const char* squeue = R"J({"jobs": [
-    {"job_id": 1, "job_state": "RUNNING", "node_count": 1, "tres_per_node": "gres:gpu:v100:8", "submit_time": 100,
-     "start_time": 100, "time_limit": 10, "partition": "a", "user_name": "u", "priority": 5, "state_reason": "None",
-     "nodes": "n1", "gres_detail": ["gpu:v100:8(IDX:0-7)"]},
-    {"job_id": 2, "job_state": "PENDING", "node_count": 1, "tres_per_node": "gres:gpu:1", "submit_time": 110,
-     "start_time": 0, "time_limit": 5, "partition": "a", "user_name": "u", "priority": 5, "state_reason": "Resources",
-     "nodes": ""},
-    {"job_id": 3, "job_state": "PENDING", "node_count": 1, "tres_per_node": "gres:gpu:1", "submit_time": 120,
-     "start_time": 0, "time_limit": 3, "partition": "b", "user_name": "u", "priority": 5, "state_reason": "Resources",
-     "nodes": ""}]})J";
-  auto o = options("sjf");  // 3 first, on n2; then 2, whose partition has no free GPU
+  const std::string sinfo = "{\"nodes\": [" + node_json("n1", 8, "\"a\"") + ", " + node_json("n2", 0, "\"b\"") + "]}";
+  const std::string running = R"J({"job_id": 1, "job_state": "RUNNING", "node_count": 1, "tres_per_node": "gres:gpu:v100:8",
+    "submit_time": 100, "start_time": 100, "time_limit": 10, "partition": "a", "user_name": "u", "priority": 5,
+    "state_reason": "None", "nodes": "n1", "gres_detail": ["gpu:v100:8(IDX:0-7)"]})J";
+  // SJF: 3 first, on n2; then 2, whose partition has no free GPU.
+  const std::string squeue = "{\"jobs\": [" + running + ", " + pending_json(2, 1, 1, 5, "a") + ", " + pending_json(3, 1, 1, 3, "b") + "]}";
+  auto o = options("sjf");
   o.placement = true;
   const auto d = slurm::decide(slurm::parse_nodes(sinfo), slurm::parse_jobs(squeue), 200, o);
   EXPECT_EQ(d.cluster, "v100@a: 1 x 8, v100@b: 1 x 8");
   EXPECT_EQ(node_list_commands(d), std::vector<std::string>{"JobId=3 NodeList=n2"});
+
+  const std::string overlapping = "{\"nodes\": [" + node_json("n1", 0, "\"gpu\"") + ", " + node_json("n2", 0, "\"debug\", \"gpu\"") +
+                                  ", " + node_json("n3", 0, "") + "]}";
+  const std::string two_nodes = "{\"jobs\": [" + pending_json(4, 2, 8, 5, "gpu") + ", " + pending_json(5, 1, 1, 5, "debug,gpu") + "]}";
+  const auto both = slurm::decide(slurm::parse_nodes(overlapping), slurm::parse_jobs(two_nodes), 200, options("fcfs"));
+  EXPECT_EQ(both.cluster, "v100@debug+gpu: 2 x 8");  // one group of partitions; n3, in none, can run no job
+  EXPECT_EQ(both.order, (std::vector<long long>{4, 5}));
+  EXPECT_EQ(both.left_alone, 0u);
 }
 
 TEST(SlurmAdvisor, InconsistentReadingsAreErrors) {
@@ -462,7 +476,8 @@ TEST(Process, AMissingProgramAndATimeOutAreFailures) {
 
 // A folder of stand-ins for sinfo, squeue and scontrol: the first two answer with the recorded
 // fixtures, scontrol appends its arguments to `scontrol.log` and refuses `refuse_job`.
-std::string fake_slurm(const std::string& dir, const std::string& sinfo_exit, long long refuse_job) {
+std::string fake_slurm(const std::string& dir, const std::string& sinfo_exit, long long refuse_job,
+                       const std::string& refusal = "Access/permission denied") {
   const auto script = [&](const std::string& name, const std::string& body) {
     const std::string path = dir + "/" + name;
     std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
@@ -472,7 +487,7 @@ std::string fake_slurm(const std::string& dir, const std::string& sinfo_exit, lo
   script("sinfo", "cat " + fixtures + "sinfo.json; exit " + sinfo_exit);
   script("squeue", "cat " + fixtures + "squeue.json");
   script("scontrol", "echo \"$@\" >> " + dir + "/scontrol.log\n[ \"$2\" = JobId=" + std::to_string(refuse_job) +
-                         " ] && { echo 'Access/permission denied' >&2; exit 1; }\nexit 0");
+                         " ] && { echo '" + refusal + "' >&2; exit 1; }\nexit 0");
   return dir + "/scontrol.log";
 }
 
@@ -494,6 +509,11 @@ TEST(SlurmLoop, OneCycleAppliesTheDecisionAndLogsEachCommand) {
   fake_slurm(accepting.path, "0", 0);
   std::ostringstream clean_log;
   EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), {.once = true, .bin_dir = accepting.path, .json_log = true}, clean_log), 0);
+  // A job that started between the reading and its command is Slurm's doing, not a failure.
+  const TempDir raced;
+  fake_slurm(raced.path, "0", 13, "slurm_update error: Job is no longer pending execution for job 13");
+  std::ostringstream raced_log;
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), {.once = true, .bin_dir = raced.path, .json_log = true}, raced_log), 0);
   const auto e = events(log.str());
   ASSERT_EQ(e.size(), 7u) << log.str();  // start, decision, five priority updates
   EXPECT_EQ(e[0]["event"], "start");

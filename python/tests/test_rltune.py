@@ -476,6 +476,11 @@ def test_windows_the_cluster_rejects_fail_at_construction(tmp_path):
     with pytest.raises(ValueError, match="^window 50:20 of the all split: none of its jobs can run on cluster helios"):
         rltune.VecEnv(4, cluster="helios", trace=str(mixed), window_len=20, split="all")
     rltune.Env(cluster="helios", trace=str(mixed), window_len=20, train_split=0.5)  # jobs 0..50: every window runs
+    # Where the agent decides on other jobs too (the published loop offers rejected ones; a warm-up
+    # leaves its own queued), such windows are not refused.
+    env = rltune.Env(cluster="helios", trace=str(mixed), window_len=20, split="all", semantics="reference")
+    env.reset(options={"start": 60})
+    rltune.Env(cluster="helios", trace=str(mixed), window_len=20, split="all", warmup=10)
 
 
 def test_a_vecenv_that_fails_part_way_must_be_reset():

@@ -280,7 +280,8 @@ workload::WorkloadModel resolve_model(const GenerateArgs& a) {
   trace::Trace t;
   try {
     t = a.input.read_files({like});
-  } catch (const InputError& e) {  // a model file named otherwise is read as a trace
+  } catch (const InputError& e) {  // a model file named otherwise is read as a trace, of no format
+    if (std::string(e.what()).find("cannot tell the trace format") == std::string::npos) throw;
     throw InputError(fmt::format("{} (--like reads a file as a workload model only when it ends in .yaml or .yml)", e.what()));
   }
   return workload::fit_model(t, std::filesystem::path(like).stem().string());

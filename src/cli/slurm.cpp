@@ -113,7 +113,7 @@ Command add_slurm(CLI::App& app) {
   sub->add_option("--interval", args->interval, "Time between cycles (10s, 500ms, 2m)")->capture_default_str();
   sub->add_option("--partition", args->partition, "Only this partition's jobs and nodes");
   sub->add_flag("--dry-run", args->dry_run, "Print the scontrol commands instead of running them");
-  sub->add_flag("--once", args->once, "One cycle, then exit (1 if it was skipped)");
+  sub->add_flag("--once", args->once, "One cycle, then exit (1 if it was skipped or a change failed)");
   sub->add_option("--slurm-bin-dir", args->bin_dir, "Folder of sinfo, squeue and scontrol (default: PATH)");
   sub->add_option("--timeout", args->timeout_s, "Seconds before a Slurm command is given up")->capture_default_str();
   sub->add_option("--log-format", args->log_format, "text or json (one object per line)")->capture_default_str();

@@ -90,8 +90,14 @@ struct YamlCheck {
   std::uint64_t seed(const YAML::Node& node, const std::string& path) const {
     check_no_leading_zero(node, path);
     const std::string t = node.IsScalar() ? node.Scalar() : "";
+    // Decimal, with an optional '+', or hexadecimal (0x...), as yaml-cpp reads integers.
+    std::string_view digits = t;
+    if (digits.starts_with('+')) digits.remove_prefix(1);
+    const bool hex = digits.starts_with("0x") || digits.starts_with("0X");
+    if (hex) digits.remove_prefix(2);
     std::uint64_t v = 0;
-    if (const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v); t.empty() || ec != std::errc() || end != t.data() + t.size())
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, hex ? 16 : 10);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
       fail(node, path, fmt::format("must be an integer between 0 and {}{}", UINT64_MAX, t.empty() ? "" : " (got " + t + ")"));
     return v;
   }

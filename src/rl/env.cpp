@@ -75,6 +75,9 @@ void Env::set_ranker(Ranker ranker) {
 void Env::check_windows_run(Split split) const {
   const auto length = static_cast<std::size_t>(options_.window.length);
   sim::check_split_holds(jobs_.size(), options_.window.train_split, split, length);
+  // Then the agent also decides on other jobs: the published loop offers rejected jobs too, and a
+  // warm-up may leave its own jobs queued. A window without any is said at its reset.
+  if (options_.profile.priority_options.serves_heads || options_.window.warmup > 0) return;
   const auto [first, last] = sim::split_range(jobs_.size(), options_.window.train_split, split);
   std::vector<PoolId> eligible;
   std::vector<int> admitted(last - first);

@@ -65,7 +65,8 @@ class Env {
   Env(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs, EnvOptions options);
 
   // InputError naming the first window of `split` whose every job the cluster rejects at admission: a
-  // reset that drew it would fail, perhaps deep into training. Check before drawing from a split.
+  // reset that drew it would fail, perhaps deep into training. Check before drawing from a split. (Not
+  // with a warm-up or the published loop, where the agent may decide on other jobs in such a window.)
   void check_windows_run(Split split) const;
   // Starts an episode on a window drawn from `split` with `rng`; returns the first observation.
   const Observation& reset(Rng& rng, Split split);

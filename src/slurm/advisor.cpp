@@ -33,6 +33,28 @@ class StartRecorder final : public sim::Observer {
 
 }  // namespace
 
+namespace {
+
+// Per node, the sorted partitions of its group: partitions that share a node, transitively.
+std::vector<std::vector<std::string>> partition_groups(const std::vector<Node>& nodes) {
+  std::map<std::string, std::string> parent;  // union-find over partition names
+  const auto root = [&](std::string p) {
+    while (parent.at(p) != p) p = parent.at(p);
+    return p;
+  };
+  for (const Node& n : nodes)
+    for (const std::string& p : n.partitions) parent.emplace(p, p);
+  for (const Node& n : nodes)
+    for (std::size_t k = 1; k < n.partitions.size(); ++k) parent[root(n.partitions[k])] = root(n.partitions[0]);
+  std::map<std::string, std::vector<std::string>> members;
+  for (const auto& [p, up] : parent) members[root(p)].push_back(p);
+  std::vector<std::vector<std::string>> groups;
+  for (const Node& n : nodes) groups.push_back(n.partitions.empty() ? std::vector<std::string>{} : members[root(n.partitions[0])]);
+  return groups;
+}
+
+}  // namespace
+
 cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::ClusterSpec* cluster_map,
                                 std::vector<std::string>& node_names) {
   cluster::ClusterSpec spec;
@@ -60,17 +82,18 @@ cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::C
       add_pool(pool, members);
     }
   } else {
-    // Pools by shape (GPU type, GPUs per node) and, when the nodes are in different partitions, by
-    // partitions too: a job may run only in its partition (its spec's vc), so each such pool accepts
-    // its nodes' partitions.
-    std::set<std::vector<std::string>> partition_sets;
-    for (const Node& n : nodes) partition_sets.insert(n.partitions);
-    const bool by_partition = partition_sets.size() > 1;
+    // Pools by shape (GPU type, GPUs per node) and by group of partitions: partitions that share a node
+    // form one group, and a pool accepts its group's partitions (a job's spec vc), so that no job is
+    // placed outside its partition while a job may still span the nodes of overlapping partitions.
+    const auto groups = partition_groups(nodes);
+    const bool by_partition = std::set<std::vector<std::string>>(groups.begin(), groups.end()).size() > 1;
     using Shape = std::tuple<std::string, int, std::vector<std::string>>;  // sorted
     std::map<Shape, std::vector<const Node*>> shapes;
     std::map<std::pair<std::string, std::vector<std::string>>, int> sizes_of_type;  // GPUs-per-node counts, per partitions
-    for (const Node& n : nodes) {
-      const std::vector<std::string> partitions = by_partition ? n.partitions : std::vector<std::string>{};
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const Node& n = nodes[i];
+      if (by_partition && groups[i].empty()) continue;  // in no partition: no job can run there
+      const std::vector<std::string> partitions = by_partition ? groups[i] : std::vector<std::string>{};
       auto& members = shapes[{n.gpu_type, n.gpus, partitions}];
       if (members.empty()) ++sizes_of_type[{n.gpu_type, partitions}];
       members.push_back(&n);
@@ -163,7 +186,7 @@ std::vector<Entry> entries_of(const ClusterView& v, const std::vector<Job>& jobs
     e.spec.gpus = j.gpus;
     e.spec.requested_time = j.time_limit_s;
     e.spec.user = j.user;
-    e.spec.vc = j.partition;
+    e.spec.vc = j.partition.substr(0, j.partition.find(','));  // of "a,b", a: placed in a's group of partitions
     if (!j.gpu_type.empty()) e.spec.gpu_types = {j.gpu_type};
     e.job = &j;
     return e;

@@ -15,8 +15,12 @@
 // - With placement, each job the profile starts now gets `NodeList=` its nodes, unless its user asked
 //   for nodes. A NodeList the advisor set earlier (`node_lists_set`) that no longer matches a placement
 //   of this cycle is cleared (`NodeList=`), so a job is never left pinned to nodes that went away.
-// - Nodes map onto pools by GPU type (one pool per type and GPUs per node, named like the type), or by
-//   a cluster map (cluster YAML; a pool takes the nodes of its gpu_type in name order).
+// - Nodes map onto pools by GPU type (one pool per type and GPUs per node, named like the type; split
+//   by group of partitions, partitions that share a node, when there are several groups, and accepting
+//   that group's partitions), or by a cluster map (cluster YAML; a pool takes the nodes of its gpu_type
+//   in name order).
+// - Left alone too: jobs waiting on something of their own (a dependency, a begin time, a QOS or
+//   account limit), a pending array's tasks, and jobs asking for GPUs of several types.
 #include <map>
 #include <set>
 #include <string>
@@ -63,7 +67,8 @@ struct Decision {
 std::map<long long, std::vector<std::string>> node_lists_after(const std::map<long long, std::vector<std::string>>& before,
                                                                const Decision& d, const std::set<long long>& failed);
 
-// The view's cluster: pools from the cluster map or by GPU type; `node_names[id]` = Slurm node name.
+// The view's cluster: pools from the cluster map, or by GPU type and group of partitions; `node_names[id]` =
+// Slurm node name.
 cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::ClusterSpec* cluster_map,
                                 std::vector<std::string>& node_names);
 

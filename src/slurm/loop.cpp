@@ -41,6 +41,14 @@ class Log {
   std::ostream& out_;
 };
 
+// Whether a command failed only because its job moved on between the reading and the command (it
+// started, ended or left): Slurm's own doing, which the next cycle sees, not a failure of the advisor.
+bool overtaken(const std::string& error) {
+  for (const char* moved_on : {"no longer pending", "Invalid job id", "already completing or completed", "Job has already finished"})
+    if (error.find(moved_on) != std::string::npos) return true;
+  return false;
+}
+
 // One cycle: read, decide, apply. Returns false when the cycle was skipped. `node_lists` = the NodeLists
 // the advisor has set, carried from cycle to cycle.
 bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long long, std::vector<std::string>>& node_lists) {
@@ -67,7 +75,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
             fmt::format("{} orders {} pending jobs ({} left alone) on {}; {} changes{}", options.profile.name(), d.order.size(),
                         d.left_alone, d.cluster, d.commands.size(), a.dry_run ? " (dry run)" : ""));
   std::set<long long> failed_node_lists;
-  bool applied = true;  // every command: a cycle whose changes failed is not a success (--once exits 1)
+  bool applied = true;  // every command, but for jobs that moved on: a cycle whose changes failed is not a success (--once exits 1)
   for (const auto& c : d.commands) {
     std::string error;
     if (!a.dry_run) {
@@ -75,7 +83,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
       if (o.status != 0) error = o.err.empty() ? fmt::format("exit {}", o.status) : o.err.substr(0, 300);
       while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
       if (!error.empty() && c.argv[3].starts_with("NodeList=")) failed_node_lists.insert(c.job);
-      applied = applied && error.empty();
+      applied = applied && (error.empty() || overtaken(error));
     }
     log.event(a.dry_run ? "would_run" : error.empty() ? "applied" : "failed",
               {{"job", c.job}, {"command", command_line(c.argv)}, {"why", c.why}, {"error", error}},

@@ -234,14 +234,16 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
     throw InputError(fmt::format("workload {}: {} jobs at load {} on {} GPUs would arrive over {:.3g} s, past the {} s a trace "
                                  "may span: raise the load, or use fewer or shorter jobs",
                                  model.name, o.jobs, o.load, cluster.total_gpus(), span, trace::kMaxTime));
-  const double op_start = operational_at(model, first_hour * 3600);
-  const double scale = operational.back() > 0 ? (operational_at(model, first_hour * 3600 + span) - op_start) / operational.back() : 0;
+  const double op_start = operational_at(model, first_hour * 3600), op_end = operational_at(model, first_hour * 3600 + span);
+  const double scale = operational.back() > 0 ? (op_end - op_start) / operational.back() : 0;
   double hour_start_op = 0;
   long long hour = 0;
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
-    const double op = op_start + operational[i] * scale;
+    const double op = std::min(op_start + operational[i] * scale, op_end);
     double w = model.hourly_weights[static_cast<std::size_t>(hour % 24)];
-    while (w <= 0 || hour_start_op + w * 3600 < op) {
+    // Within rounding of an hour's end, the job stays in that hour: past empty hours it would land a
+    // day later (the sum of hours drifts from operational_at by an ulp or so).
+    while (w <= 0 || hour_start_op + w * 3600 < op * (1 - 1e-9)) {
       hour_start_op += w * 3600;
       ++hour;
       w = model.hourly_weights[static_cast<std::size_t>(hour % 24)];
