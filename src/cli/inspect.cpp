@@ -289,7 +289,8 @@ workload::WorkloadModel resolve_model(const GenerateArgs& a) {
 
 int run_generate(const GenerateArgs& a) {
   // Nor any file a trace given as --like is read with.
-  const std::vector<std::string> inputs{a.like, a.cluster, a.input.pai_job_table, a.input.read.pai_task_table, a.input.read.duration_source};
+  const std::vector<std::string> inputs{a.like, a.cluster, a.input.pai_job_table, a.input.read.pai_task_table,
+                                        a.input.read.duration_source};
   refuse_overwriting("--out", a.out, inputs);
   refuse_overwriting("--save-model", a.save_model, inputs);
   std::error_code ec;  // neither need exist yet: compared as paths

@@ -314,7 +314,8 @@ std::vector<EpochRecord> read_progress(const fs::path& path, int epochs) {
       v[k] = *value;
     }
     EpochRecord r;
-    if (v[0] != static_cast<double>(records.size() + 1)) throw fail(fmt::format("epoch {} where {} was expected", fields[0], records.size() + 1));
+    if (v[0] != static_cast<double>(records.size() + 1))
+      throw fail(fmt::format("epoch {} where {} was expected", fields[0], records.size() + 1));
     if (v[9] != std::floor(v[9]) || v[9] < 0 || v[9] > 1e9) throw fail(fmt::format("policy_iters '{}' is not a count", fields[9]));
     if (v[11] != 0 && v[11] != 1) throw fail(fmt::format("best '{}' is not 0 or 1", fields[11]));
     r.epoch = static_cast<int>(v[0]);

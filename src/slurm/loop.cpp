@@ -114,7 +114,8 @@ int run_advisor_loop(const AdvisorOptions& options, const LoopOptions& loop, std
       status = ok ? 0 : 1;
       break;
     }
-    const auto until = cycle_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(loop.interval_s));
+    const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(loop.interval_s));
+    const auto until = cycle_start + period;
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (g_stop) log.event("stop", {}, "stopped by signal");

@@ -67,7 +67,8 @@ struct Tres {
 };
 
 // "billing=1,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=16G,node=1" (GPUs: the total, else the typed ones
-// summed). Fractional GPU and CPU counts round up, as in the other readers. `problem` says what is wrong when a used value is malformed or out of range.
+// summed). Fractional GPU and CPU counts round up, as in the other readers. `problem` says what is
+// wrong when a used value is malformed or out of range.
 std::optional<Tres> parse_tres(std::string_view text, std::string& problem) {
   constexpr double kMaxCount = 1e6, kMaxMemoryMib = 1e12;
   Tres t;

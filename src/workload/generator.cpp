@@ -253,8 +253,9 @@ trace::Trace generate(const WorkloadModel& model, const cluster::ClusterSpec& cl
   }
   const Seconds first = trace.jobs.front().submit;
   for (auto& j : trace.jobs) j.submit -= first;
-  // A span that ends in hours without arrivals stops at the last hour with them: fewer hours, more load.
-  if (const auto arrived = static_cast<double>(trace.jobs.back().submit); trace.jobs.size() > 1 && arrived < 0.99 * span - 1)  // 1 s: rounding
+  // A span that ends in hours without arrivals stops at the last hour with them: fewer hours, more load
+  // (1 s spared for the rounding to whole seconds).
+  if (const auto arrived = static_cast<double>(trace.jobs.back().submit); trace.jobs.size() > 1 && arrived < 0.99 * span - 1)
     spdlog::warn("workload {}: its daily cycle has hours without arrivals, so the {} jobs arrive over {:.0f} s, not the {:.0f} s "
                  "that load {} needs: the offered load is {:.3g}",
                  model.name, trace.jobs.size(), arrived, span, o.load, o.load * span / std::max(arrived, 1.0));

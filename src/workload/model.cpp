@@ -201,7 +201,8 @@ WorkloadModel fit_model(const trace::Trace& trace, const std::string& name) {
       throw InputError(fmt::format("{}: job {} lasts {} s, past the {:.0e} s a workload model may hold", trace.source, j.id, j.duration,
                                    kMaxDurationS));
     if (j.gpus > kMaxGpus)
-      throw InputError(fmt::format("{}: job {} asks for {} GPUs, past the {} a workload model may hold", trace.source, j.id, j.gpus, kMaxGpus));
+      throw InputError(
+          fmt::format("{}: job {} asks for {} GPUs, past the {} a workload model may hold", trace.source, j.id, j.gpus, kMaxGpus));
     by_gpus[j.gpus].push_back(static_cast<double>(j.duration));
     all.push_back(static_cast<double>(j.duration));
     m.hourly_weights[static_cast<std::size_t>((j.submit % 86400) / 3600)] += 1;
