@@ -31,10 +31,6 @@ class StartRecorder final : public sim::Observer {
   void on_start(Seconds, JobIndex job) override { started.push_back(job); }
 };
 
-}  // namespace
-
-namespace {
-
 // Per node, the sorted partitions of its group: partitions that share a node, transitively.
 std::vector<std::vector<std::string>> partition_groups(const std::vector<Node>& nodes) {
   std::map<std::string, std::string> parent;  // union-find over partition names
