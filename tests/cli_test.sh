@@ -703,6 +703,8 @@ expect 2 "--placement milp contradicts --policy sjf@greedy" -- slurm --policy sj
 expect 2 "--cluster-map '.*no-such-map.yaml': neither a preset" -- slurm --cluster-map "$TMP/no-such-map.yaml" --once --dry-run
 expect 2 "--default-runtime 0: must be between 1 and 1e12 seconds" -- slurm --default-runtime 0 --once --dry-run
 expect 2 "sees no finished jobs to predict from" -- slurm --runtime predicted --once
+expect 2 "--once with placement needs --state FILE" -- slurm --policy sjf@greedy --once
+expect 2 "--state $TMP: is a folder" -- slurm --state "$TMP" --once
 expect 1 "skipped, nothing applied: sinfo --json failed" -- slurm --once --slurm-bin-dir "$TMP/no-slurm-here"
 
 # The shipped model runs in the embedded default (make run) without LibTorch.

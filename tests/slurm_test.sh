@@ -108,7 +108,17 @@ grep -qE "sjf-sampled.* orders 3 pending jobs" "$BASE/sampled.log" || fail "sjf-
 
 # 4. Placement: with the partition down nothing starts; the advisor asks for nodes; once up, the jobs
 #    run where it said.
-"$RLTUNE" slurm --policy sjf --placement greedy --once --log-format json > "$BASE/place.log" 2>&1 || fail "placement cycle failed"
+#    The state file lets a later --once run clear what an earlier one set: a run without placement
+#    clears every NodeList, and Slurm takes the empty one.
+"$RLTUNE" slurm --policy sjf --placement greedy --once --state "$BASE/state.json" > /dev/null 2>&1 || fail "first placement cycle failed"
+pinned=$(squeue -h -t pending -o "%n" | grep -c .)
+[ "$pinned" -ge 1 ] || fail "the advisor pinned no job"
+"$RLTUNE" slurm --policy sjf --once --state "$BASE/state.json" > "$BASE/clear.log" 2>&1 || fail "clearing cycle failed: $(cat "$BASE/clear.log")"
+[ "$(grep -c 'NodeList= (no longer placed' "$BASE/clear.log")" -eq "$pinned" ] || fail "not every NodeList was cleared: $(cat "$BASE/clear.log")"
+[ "$(squeue -h -t pending -o "%n" | grep -c .)" -eq 0 ] || fail "Slurm still holds NodeLists: $(squeue -h -t pending -o "%i %n")"
+grep -q '"node_lists": {}' "$BASE/state.json" || fail "the state still records NodeLists: $(cat "$BASE/state.json")"
+"$RLTUNE" slurm --policy sjf --placement greedy --once --state "$BASE/state.json" --log-format json > "$BASE/place.log" 2>&1 ||
+  fail "placement cycle failed"
 scontrol update PartitionName=debug State=UP
 wait_idle
 placed=0

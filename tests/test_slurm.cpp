@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "helpers.h"
 #include "policy/registry.h"
 #include "slurm/advisor.h"
@@ -499,21 +500,29 @@ std::vector<nlohmann::json> events(const std::string& log) {
   return out;
 }
 
+// One cycle on the stand-ins in `dir`, logged as JSON.
+slurm::LoopOptions once(const std::string& dir) {
+  slurm::LoopOptions loop;
+  loop.once = true;
+  loop.bin_dir = dir;
+  loop.json_log = true;
+  return loop;
+}
+
 TEST(SlurmLoop, OneCycleAppliesTheDecisionAndLogsEachCommand) {
   const TempDir dir;
   const std::string scontrol_log = fake_slurm(dir.path, "0", 13);
-  slurm::LoopOptions loop{.once = true, .bin_dir = dir.path, .json_log = true};
   std::ostringstream log;
-  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, log), 1);  // a change failed: not a success
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), once(dir.path), log), 1);  // a change failed: not a success
   const TempDir accepting;
   fake_slurm(accepting.path, "0", 0);
   std::ostringstream clean_log;
-  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), {.once = true, .bin_dir = accepting.path, .json_log = true}, clean_log), 0);
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), once(accepting.path), clean_log), 0);
   // A job that started between the reading and its command is Slurm's doing, not a failure.
   const TempDir raced;
   fake_slurm(raced.path, "0", 13, "slurm_update error: Job is no longer pending execution for job 13");
   std::ostringstream raced_log;
-  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), {.once = true, .bin_dir = raced.path, .json_log = true}, raced_log), 0);
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), once(raced.path), raced_log), 0);
   const auto e = events(log.str());
   ASSERT_EQ(e.size(), 7u) << log.str();  // start, decision, five priority updates
   EXPECT_EQ(e[0]["event"], "start");
@@ -533,7 +542,8 @@ TEST(SlurmLoop, OneCycleAppliesTheDecisionAndLogsEachCommand) {
 TEST(SlurmLoop, ADryRunChangesNothingAndAnUnreadableClusterSkipsTheCycle) {
   const TempDir dir;
   const std::string scontrol_log = fake_slurm(dir.path, "0", 0);
-  slurm::LoopOptions loop{.once = true, .dry_run = true, .bin_dir = dir.path, .json_log = true};
+  slurm::LoopOptions loop = once(dir.path);
+  loop.dry_run = true;
   std::ostringstream log;
   EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, log), 0);
   const auto e = events(log.str());
@@ -548,6 +558,111 @@ TEST(SlurmLoop, ADryRunChangesNothingAndAnUnreadableClusterSkipsTheCycle) {
   EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, skipped), 1);
   EXPECT_NE(skipped.str().find("cycle skipped, nothing applied: sinfo --json failed (exit 2)"), std::string::npos) << skipped.str();
   EXPECT_FALSE(std::filesystem::exists(scontrol_log));
+}
+
+// With a state file, a later run (the next --once, a restart) knows the NodeLists an earlier one set:
+// it clears them when their jobs no longer start there. Without one, --once could never clear them.
+TEST(SlurmLoop, AStateFileCarriesTheNodeListsSetToTheNextRun) {
+  const TempDir dir;
+  const std::string scontrol_log = fake_slurm(dir.path, "0", 0);
+  const std::string state = dir.path + "/state.json";
+  const auto commands = [&] {
+    std::ifstream in(scontrol_log);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(scontrol_log);
+    return all;
+  };
+  auto placing = options("sjf");
+  placing.placement = true;
+  slurm::LoopOptions loop = once(dir.path);
+  std::ostringstream log;
+  try {
+    slurm::run_advisor_loop(placing, loop, log);
+    ADD_FAILURE() << "--once with placement ran without a state file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--once with placement needs --state FILE"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(scontrol_log));
+
+  loop.state_file = state;
+  EXPECT_EQ(slurm::run_advisor_loop(placing, loop, log), 0);
+  EXPECT_NE(commands().find("update JobId=16 NodeList=n1\n"), std::string::npos);
+  EXPECT_EQ(slurm::read_state(state), (slurm::NodeLists{{16, {"n1"}}}));
+  EXPECT_FALSE(std::filesystem::exists(state + ".lock"));  // released at the end
+
+  // A run after one that set 12's n3 (the recording's 12 asks for n3): under fcfs nothing starts, so it
+  // is cleared, with placement or without.
+  for (const bool place : {true, false}) {
+    write_file(state, slurm::state_text({{12, {"n3"}}}));
+    auto fcfs = options("fcfs");
+    fcfs.placement = place;
+    EXPECT_EQ(slurm::run_advisor_loop(fcfs, loop, log), 0);
+    EXPECT_NE(commands().find("update JobId=12 NodeList=\n"), std::string::npos) << "placement " << place;
+    EXPECT_TRUE(slurm::read_state(state).empty());
+  }
+  // A dry run reads the record, says what it would clear, and leaves the file as it is.
+  write_file(state, slurm::state_text({{12, {"n3"}}}));
+  loop.dry_run = true;
+  std::ostringstream dry;
+  EXPECT_EQ(slurm::run_advisor_loop(options("fcfs"), loop, dry), 0);
+  EXPECT_NE(dry.str().find("scontrol update JobId=12 NodeList=\""), std::string::npos) << dry.str();
+  EXPECT_FALSE(std::filesystem::exists(scontrol_log));
+  EXPECT_EQ(slurm::read_state(state), (slurm::NodeLists{{12, {"n3"}}}));
+  // One advisor per state file.
+  loop.dry_run = false;
+  {
+    const FileLock held(state + ".lock", "test", "holds it", "");
+    try {
+      slurm::run_advisor_loop(placing, loop, log);
+      ADD_FAILURE() << "two advisors ran on one state file";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("is advising with it"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(scontrol_log));
+}
+
+TEST(SlurmLoop, ABrokenStateFileIsAnErrorNamingIt) {
+  const TempDir dir;
+  const std::string state = dir.path + "/state.json";
+  EXPECT_TRUE(slurm::read_state(state).empty());  // not there yet: nothing set
+  const auto refused = [&](const std::string& text, const std::string& why) {
+    write_file(state, text);
+    try {
+      slurm::read_state(state);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(state + ": "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  const auto with_lists = [](const std::string& lists) {
+    return R"({"format": "rltune slurm state", "version": 1, "node_lists": )" + lists + "}";
+  };
+  refused("{\"format\": ", "not JSON");
+  refused("[]", "expected a JSON object");
+  refused(R"({"format": "rltune slurm state", "version": 1, "node_lists": {}, "extra": 1})", "unknown key 'extra'");
+  refused(R"({"format": "something else", "version": 1, "node_lists": {}})", "format: expected");
+  refused(R"({"format": "rltune slurm state", "version": 2, "node_lists": {}})", "version: expected 1");
+  refused(R"({"format": "rltune slurm state", "version": 1})", "node_lists: expected an object");
+  refused(with_lists(R"({"16": ["n1"], "16": ["n2"]})"), "key '16' appears twice");
+  for (const char* id : {"016", "0", "-3", "4294967296", "abc", ""}) refused(with_lists(fmt::format(R"({{"{}": ["n1"]}})", id)), "is not a Slurm job id");
+  refused(with_lists(R"({"16": "n1"})"), "expected a non-empty list");
+  refused(with_lists(R"({"16": []})"), "expected a non-empty list");
+  refused(with_lists(R"({"16": ["n1", 2]})"), "2 is not a node name");
+  refused(with_lists(R"({"16": [""]})"), "is not a node name");
+  refused(with_lists(R"({"16": ["n2", "n1", "n2"]})"), "node 'n2' is listed twice");
+  std::filesystem::remove(state);
+  std::filesystem::create_directory(state);
+  EXPECT_THROW(slurm::read_state(state), InputError);
+  // What it writes, it reads back (node names sorted).
+  std::filesystem::remove(state);
+  write_file(state, with_lists(R"({"4294967295": ["n2", "n1"], "7": ["n3"]})"));
+  EXPECT_EQ(slurm::read_state(state), (slurm::NodeLists{{7, {"n3"}}, {4294967295LL, {"n1", "n2"}}}));
+  EXPECT_EQ(slurm::read_state(state), [&] {
+    write_file(state, slurm::state_text(slurm::read_state(state)));
+    return slurm::read_state(state);
+  }());
 }
 
 }  // namespace

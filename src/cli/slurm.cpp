@@ -21,6 +21,7 @@ struct SlurmArgs {
   bool dry_run = false;
   bool once = false;
   std::string bin_dir;
+  std::string state_file;
   double timeout_s = 10;
   std::string log_format = "text";
   long long priority_base = 100000;
@@ -59,6 +60,7 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   loop.once = a.once;
   loop.dry_run = a.dry_run;
   loop.bin_dir = a.bin_dir;
+  loop.state_file = a.state_file;
   if (a.priority_base < 1 || a.priority_base > 4'000'000'000LL) throw InputError("--priority-base must be between 1 and 4e9");
   // A job's estimate: at least a second (0 or less would make it end at once in the plan), at most
   // the 1e12 s the trace readers accept as a duration.
@@ -114,6 +116,8 @@ Command add_slurm(CLI::App& app) {
   sub->add_option("--partition", args->partition, "Only this partition's jobs and nodes");
   sub->add_flag("--dry-run", args->dry_run, "Print the scontrol commands instead of running them");
   sub->add_flag("--once", args->once, "One cycle, then exit (1 if it was skipped or a change failed)");
+  sub->add_option("--state", args->state_file,
+                  "File that keeps the NodeLists the advisor set, so that a later run clears them (needed by --once with placement)");
   sub->add_option("--slurm-bin-dir", args->bin_dir, "Folder of sinfo, squeue and scontrol (default: PATH)");
   sub->add_option("--timeout", args->timeout_s, "Seconds before a Slurm command is given up")->capture_default_str();
   sub->add_option("--log-format", args->log_format, "text or json (one object per line)")->capture_default_str();

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -128,7 +129,8 @@ std::map<std::string, std::string> file_digests(const std::set<std::string>& pat
   return out;
 }
 
-FolderLock::FolderLock(const std::string& dir, const std::string& what) : path_((std::filesystem::path(dir) / ".lock").string()) {
+FileLock::FileLock(std::string path, const std::string& what, const std::string& busy, const std::string& advice)
+    : path_(std::move(path)) {
   // A holder that ends removes the file while holding it; a process that had opened it just before
   // then locks a file no longer there, beside a newer holder of a new one. So a lock counts only on
   // the file the name still leads to; on another, open again.
@@ -140,8 +142,7 @@ FolderLock::FolderLock(const std::string& dir, const std::string& what) : path_(
       ::close(fd_);
       fd_ = -1;
       if (error == EWOULDBLOCK)
-        throw InputError(fmt::format("{}: another rltune process is writing there (it holds {}); wait for it or choose another folder",
-                                     what, path_));
+        throw InputError(fmt::format("{}: another rltune process {} (it holds {}); {}", what, busy, path_, advice));
       throw InputError(fmt::format("{}: cannot lock {}: {}", what, path_, std::generic_category().message(error)));
     }
     struct stat held {}, named {};
@@ -153,10 +154,13 @@ FolderLock::FolderLock(const std::string& dir, const std::string& what) : path_(
   throw InputError(fmt::format("{}: cannot lock {}: other processes keep replacing it", what, path_));
 }
 
-FolderLock::~FolderLock() {
+FileLock::~FileLock() {
   if (fd_ < 0) return;
   ::unlink(path_.c_str());  // while still held: a process that opened it meanwhile finds it locked
   ::close(fd_);
 }
+
+FolderLock::FolderLock(const std::string& dir, const std::string& what)
+    : FileLock((std::filesystem::path(dir) / ".lock").string(), what, "is writing there", "wait for it or choose another folder") {}
 
 }  // namespace rltune

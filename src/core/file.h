@@ -26,20 +26,26 @@ std::optional<std::string> file_digest(const std::string& path);
 // naming a file that cannot be read.
 std::map<std::string, std::string> file_digests(const std::set<std::string>& paths);
 
-// While alive, holds a lock on the folder `dir` (flock on dir/.lock): a second process that would write
-// the same folder is refused, instead of interleaving its files with this one's. The kernel releases
-// it when the process ends, however it ends; a normal end also removes the file.
-class FolderLock {
+// While alive, holds a lock (flock) on the file `path`, made if missing: a second process that would
+// write the same thing is refused, instead of interleaving its writes with this one's. The kernel
+// releases it when the process ends, however it ends; a normal end also removes the file.
+class FileLock {
  public:
-  // InputError "`what`: another rltune process is writing there" when another process holds it.
-  FolderLock(const std::string& dir, const std::string& what);
-  ~FolderLock();
-  FolderLock(const FolderLock&) = delete;
-  FolderLock& operator=(const FolderLock&) = delete;
+  // InputError "`what`: another rltune process `busy` (it holds PATH); `advice`" when another process holds it.
+  FileLock(std::string path, const std::string& what, const std::string& busy, const std::string& advice);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
 
  private:
   std::string path_;
   int fd_ = -1;
+};
+
+// A FileLock on the folder `dir` (dir/.lock), for commands that write their outputs there.
+class FolderLock : public FileLock {
+ public:
+  FolderLock(const std::string& dir, const std::string& what);
 };
 
 }  // namespace rltune

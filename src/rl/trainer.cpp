@@ -10,13 +10,13 @@
 #include <fstream>
 #include <limits>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string_view>
 
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json_file.h"
 #include "core/json_text.h"
 #include "core/log.h"
 #include "core/parallel.h"
@@ -193,33 +193,6 @@ std::vector<std::string> regime_differences(const Regime& trained, const Regime&
 }
 
 namespace {
-
-nlohmann::json read_json_file(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("{}: cannot read", file.string()));
-  // A key given twice in one object: nlohmann would keep the last silently (a hand edit that left the old value).
-  std::vector<std::set<std::string>> keys;  // of each object being read
-  std::string twice;
-  const nlohmann::json::parser_callback_t note_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
-    else if (event == nlohmann::json::parse_event_t::object_end) keys.pop_back();
-    else if (event == nlohmann::json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second && twice.empty())
-      twice = parsed.get<std::string>();
-    return true;
-  };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in, note_keys);
-  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (1e400)
-    throw InputError(fmt::format("{}: not JSON: {}", file.string(), e.what()));
-  }
-  if (!twice.empty()) throw InputError(fmt::format("{}: key '{}' appears twice in one object", file.string(), twice));
-  return j;
-}
-
-}  // namespace
-
-namespace {
 // The policy file's own settings against its run's config.json (keys an older run did not record are
 // skipped): they differ only when the file was edited or copied from another run, and the model would
 // then observe or act otherwise than it learned.
@@ -243,14 +216,14 @@ PolicyFile load_policy(const std::string& path) {
   if (fs::is_directory(file)) file = fs::exists(file / "best.json") ? file / "best.json" : file / "policy.json";
   if (!fs::is_regular_file(file))
     throw InputError(fmt::format("model {}: no policy there (expected a training run directory or its policy.json)", path));
-  PolicyFile f = parse_policy_file(read_json_file(file), file.string());
+  PolicyFile f = parse_policy_file(read_json_file(file.string()), file.string());
   f.path = path;
   f.files = {file.string()};
   if (const fs::path config = file.parent_path() / "config.json"; fs::is_regular_file(config)) {
     f.files.push_back(config.string());
     nlohmann::json j;
     try {
-      j = read_json_file(config);
+      j = read_json_file(config.string());
       f.regime = parse_regime(j);
       if (j.contains("trace") && j["trace"].is_string() && j.contains("options") && j["options"].contains("train_split"))
         f.trained_on = PolicyFile::TrainedOn{j["trace"].get<std::string>(), j["options"]["train_split"].get<double>()};

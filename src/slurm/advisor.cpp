@@ -235,10 +235,9 @@ std::string joined(const std::vector<std::string>& names) {
   return list;
 }
 
-// NodeList commands for the jobs the profile starts now, and clearing those set earlier for jobs that are
-// not placed now.
+// NodeList commands for the jobs the profile starts now.
 void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine& engine, policy::ProfileScheduler& scheduler,
-           const std::map<long long, const Job*>& by_id, const AdvisorOptions& o, Decision& d) {
+           const AdvisorOptions& o, Decision& d) {
   StartRecorder recorder;
   engine.add_observer(&recorder);
   scheduler.decide(engine);
@@ -260,7 +259,11 @@ void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine&
                           {"scontrol", "update", fmt::format("JobId={}", job.id), "NodeList=" + joined(nodes)},
                           fmt::format("{} starts it now on {}", o.profile.placement, joined(nodes))});
   }
-  // NodeLists set earlier for jobs that are not placed now: cleared while they still hold what we set.
+}
+
+// Clears the NodeLists set earlier for jobs that are not placed now (all of them without placement),
+// while the jobs still hold what the advisor set.
+void clear_stale(const std::map<long long, const Job*>& by_id, const AdvisorOptions& o, Decision& d) {
   if (o.node_lists_set)
     for (const auto& [id, nodes] : *o.node_lists_set) {
       const auto it = by_id.find(id);
@@ -323,7 +326,8 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
                             {"scontrol", "update", fmt::format("JobId={}", j.id), fmt::format("Priority={}", priority)},
                             fmt::format("{} puts it at position {} of {}", o.profile.name(), i + 1, n)});
   }
-  if (o.placement) place(v, entries, engine, *scheduler, by_id, o, d);
+  if (o.placement) place(v, entries, engine, *scheduler, o, d);
+  clear_stale(by_id, o, d);  // also without placement: a run before this one may have placed
   return d;
 }
 

@@ -14,7 +14,8 @@
 //   A job whose priority already has its value gets no command (re-applying changes nothing).
 // - With placement, each job the profile starts now gets `NodeList=` its nodes, unless its user asked
 //   for nodes. A NodeList the advisor set earlier (`node_lists_set`) that no longer matches a placement
-//   of this cycle is cleared (`NodeList=`), so a job is never left pinned to nodes that went away.
+//   of this cycle is cleared (`NodeList=`), so a job is never left pinned to nodes that went away; also
+//   without placement (an earlier run, whose record the loop keeps in its state file, may have placed).
 // - Nodes map onto pools by GPU type (one pool per type and GPUs per node, named like the type; split
 //   by group of partitions, partitions that share a node, when there are several groups, and accepting
 //   that group's partitions), or by a cluster map (cluster YAML; a pool takes the nodes of its gpu_type

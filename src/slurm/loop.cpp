@@ -4,19 +4,83 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <thread>
 
+#include "core/error.h"
+#include "core/file.h"
+#include "core/json_file.h"
 #include "core/json_text.h"
 #include "core/process.h"
 
 namespace rltune::slurm {
+
+namespace {
+
+constexpr const char* kStateFormat = "rltune slurm state";
+constexpr int kStateVersion = 1;
+
+// A Slurm job id as the state file's key: decimal, 1 to 2^32 - 1 (Slurm's ids are 32-bit), written
+// one way only, so that "16" and "016" cannot both name job 16.
+std::optional<long long> job_id(const std::string& key) {
+  if (key.empty() || key.size() > 10 || key[0] == '0' || !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const long long id = std::stoll(key);
+  return id <= 4294967295LL ? std::optional(id) : std::nullopt;
+}
+
+void check_not_folder(const std::string& path) {
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("--state {}: is a folder; give a file's path", path));
+}
+
+}  // namespace
+
+NodeLists read_state(const std::string& path) {
+  check_not_folder(path);
+  if (std::error_code ec; !std::filesystem::exists(path, ec)) return {};  // the first run: nothing set yet
+  const nlohmann::json j = read_json_file(path);
+  const auto bad = [&](const std::string& why) {
+    return InputError(fmt::format("{}: {}: not a state file of `rltune slurm --state`, or edited", path, why));
+  };
+  if (!j.is_object()) throw bad("expected a JSON object");
+  for (const auto& [key, value] : j.items())
+    if (key != "format" && key != "version" && key != "node_lists") throw bad(fmt::format("unknown key '{}'", key));
+  if (!j.contains("format") || j["format"] != kStateFormat) throw bad(fmt::format("format: expected \"{}\"", kStateFormat));
+  if (!j.contains("version") || j["version"] != kStateVersion)
+    throw bad(fmt::format("version: expected {} (written by another version of rltune?)", kStateVersion));
+  if (!j.contains("node_lists") || !j["node_lists"].is_object()) throw bad("node_lists: expected an object {\"job id\": [node names]}");
+  NodeLists out;
+  for (const auto& [key, nodes] : j["node_lists"].items()) {
+    const std::optional<long long> id = job_id(key);
+    if (!id) throw bad(fmt::format("node_lists: '{}' is not a Slurm job id", key));
+    if (!nodes.is_array() || nodes.empty()) throw bad(fmt::format("node_lists[\"{}\"]: expected a non-empty list of node names", key));
+    std::vector<std::string> names;
+    for (const auto& n : nodes) {
+      if (!n.is_string() || n.get<std::string>().empty()) throw bad(fmt::format("node_lists[\"{}\"]: {} is not a node name", key, n.dump()));
+      names.push_back(n.get<std::string>());
+    }
+    std::sort(names.begin(), names.end());
+    if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
+      throw bad(fmt::format("node_lists[\"{}\"]: node '{}' is listed twice", key, *twice));
+    out[*id] = std::move(names);
+  }
+  return out;
+}
+
+std::string state_text(const NodeLists& node_lists) {
+  nlohmann::ordered_json lists = nlohmann::ordered_json::object();
+  for (const auto& [job, nodes] : node_lists) lists[std::to_string(job)] = nodes;
+  return json_text(nlohmann::ordered_json{{"format", kStateFormat}, {"version", kStateVersion}, {"node_lists", lists}}, 2) + "\n";
+}
 
 namespace {
 
@@ -49,10 +113,34 @@ bool overtaken(const std::string& error) {
   return false;
 }
 
-// One cycle: read, decide, apply. Returns false when the cycle was skipped. `node_lists` = the NodeLists
-// the advisor has set, carried from cycle to cycle.
-bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long long, std::vector<std::string>>& node_lists) {
-  options.node_lists_set = &node_lists;
+// The NodeLists the advisor has set, carried from cycle to cycle, and kept in the state file if any.
+struct Record {
+  std::string file;  // "" = in memory only
+  NodeLists node_lists;
+  std::string saved;  // the file's text as last read or written ("" = no file yet)
+};
+
+// Writes the record to its file when it changed since; false (logged) when it cannot, which the next
+// cycle tries again.
+bool keep(Record& record, Log& log) {
+  if (record.file.empty()) return true;
+  const std::string text = state_text(record.node_lists);
+  if (text == record.saved) return true;
+  try {
+    write_file(record.file, text);
+  } catch (const InputError& e) {
+    log.event("state_not_saved", {{"error", e.what()}},
+              fmt::format("state not saved, tried again next cycle (a later run could not clear the NodeLists set now): {}", e.what()));
+    return false;
+  }
+  record.saved = text;
+  return true;
+}
+
+// One cycle: read, decide, apply. Returns false when the cycle was skipped, a change failed or the
+// record could not be saved.
+bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& record) {
+  options.node_lists_set = &record.node_lists;
   const auto read = [&](std::vector<std::string> argv) {
     const ProcessOutput o = run_process(argv, a.bin_dir, a.timeout_s);
     if (o.status != 0)
@@ -90,13 +178,26 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, std::map<long
               fmt::format("{}{} ({}){}", a.dry_run ? "would run: " : "", command_line(c.argv), c.why,
                           error.empty() ? "" : " failed: " + error));
   }
-  if (!a.dry_run) node_lists = node_lists_after(node_lists, d, failed_node_lists);
-  return applied;
+  if (a.dry_run) return applied;
+  record.node_lists = node_lists_after(record.node_lists, d, failed_node_lists);
+  return keep(record, log) && applied;
 }
 
 }  // namespace
 
 int run_advisor_loop(const AdvisorOptions& options, const LoopOptions& loop, std::ostream& out) {
+  if (loop.once && options.placement && !loop.dry_run && loop.state_file.empty())
+    throw InputError("--once with placement needs --state FILE: the NodeLists one run sets can be cleared only by a later run that "
+                     "knows them (when their jobs no longer start there)");
+  std::optional<FileLock> lock;
+  Record record{loop.state_file, {}, ""};
+  if (!loop.state_file.empty()) {
+    check_not_folder(loop.state_file);  // before a lock file is made beside it
+    // One advisor per state file: two would each clear what the other set. A dry run only reads it.
+    if (!loop.dry_run) lock.emplace(loop.state_file + ".lock", "--state " + loop.state_file, "is advising with it", "one advisor per state file");
+    record.node_lists = read_state(loop.state_file);
+    if (std::error_code ec; std::filesystem::exists(loop.state_file, ec)) record.saved = state_text(record.node_lists);
+  }
   // Stop between cycles on SIGINT or SIGTERM; the caller's handlers come back afterwards.
   g_stop = false;
   const auto old_int = std::signal(SIGINT, on_stop_signal);
@@ -105,11 +206,10 @@ int run_advisor_loop(const AdvisorOptions& options, const LoopOptions& loop, std
   log.event("start", {{"policy", options.profile.name()}, {"placement", options.placement}, {"dry_run", loop.dry_run}},
             fmt::format("advising with {}{}{}", options.profile.name(), options.placement ? " and placement" : "",
                         loop.dry_run ? " (dry run: nothing is changed)" : ""));
-  std::map<long long, std::vector<std::string>> node_lists;
   int status = 0;
   while (!g_stop) {
     const auto cycle_start = std::chrono::steady_clock::now();  // the period runs from start to start
-    const bool ok = cycle(loop, options, log, node_lists);
+    const bool ok = cycle(loop, options, log, record);
     if (loop.once) {
       status = ok ? 0 : 1;
       break;
