@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -278,6 +281,91 @@ void clear_stale(const std::map<long long, const Job*>& by_id, const AdvisorOpti
 
 }  // namespace
 
+namespace {
+
+// Jobs [from, to) get values spread evenly in the open interval (below, above), which has room for them.
+void spread(std::vector<long long>& q, long long from, long long to, long long above, long long below) {
+  const long long m = to - from, gap = above - below;
+  for (long long k = 1; k <= m; ++k) q[static_cast<std::size_t>(from + k - 1)] = above - k * gap / (m + 1);
+}
+
+}  // namespace
+
+std::vector<long long> band_priorities(const std::vector<long long>& current, long long base) {
+  const auto n = static_cast<long long>(current.size());
+  if (n > kBandWidth) throw SlurmError(fmt::format("{} pending jobs to order: more than the band's {} priorities", n, kBandWidth));
+  const long long lo = base, hi = base + kBandWidth - 1;
+  // The gap a job gets when jobs are (re)numbered: a quarter of the band's share per job, so that new
+  // jobs find room between and around them for a long while.
+  const long long stride = std::max(1LL, kBandWidth / (4 * (n + 1)));
+  std::vector<long long> q(current.size());
+  const auto at = [&](long long i) { return i < 0 ? hi + 1 : i >= n ? lo - 1 : q[static_cast<std::size_t>(i)]; };  // the band's ends past the jobs
+
+  // 1. Keep what fits. Jobs i < k both keep their priorities when p[i] - p[k] >= k - i (room for the jobs
+  // between), that is when r = p + position does not increase from i to k: the kept jobs are a longest
+  // non-increasing run of r, among the jobs whose priorities leave room for the jobs before and after.
+  std::vector<long long> tail_r;                            // tail_r[k]: the largest last r of a run of length k + 1
+  std::vector<long long> tail_job;                          // and its job
+  std::vector<long long> before(current.size(), -1);        // the kept job before each, in its run
+  for (long long i = 0; i < n; ++i) {
+    const long long p = current[static_cast<std::size_t>(i)];
+    if (p < lo + (n - 1 - i) || p > hi - i) continue;
+    const long long r = p + i;
+    const auto k = static_cast<std::size_t>(std::upper_bound(tail_r.begin(), tail_r.end(), r, std::greater<>()) - tail_r.begin());
+    if (k > 0) before[static_cast<std::size_t>(i)] = tail_job[k - 1];
+    if (k == tail_r.size()) {
+      tail_r.push_back(r);
+      tail_job.push_back(i);
+    } else {
+      tail_r[k] = r;
+      tail_job[k] = i;
+    }
+  }
+  std::vector<long long> kept;  // in order
+  for (long long i = tail_job.empty() ? -1 : tail_job.back(); i >= 0; i = before[static_cast<std::size_t>(i)]) kept.push_back(i);
+  std::reverse(kept.begin(), kept.end());
+  for (const long long i : kept) q[static_cast<std::size_t>(i)] = current[static_cast<std::size_t>(i)];
+
+  // 2. The others: evenly between kept neighbours; above the first and below the last, a stride apart
+  // (less when the band's end is nearer); with none kept, a stride apart around the band's middle.
+  const auto centre = [&] {
+    const long long top = lo + kBandWidth / 2 + stride * (n - 1) / 2;
+    for (long long i = 0; i < n; ++i) q[static_cast<std::size_t>(i)] = top - i * stride;
+  };
+  if (kept.empty()) {
+    centre();
+  } else {
+    for (std::size_t k = 1; k < kept.size(); ++k) spread(q, kept[k - 1] + 1, kept[k], at(kept[k - 1]), at(kept[k]));
+    const long long first = kept.front(), last = kept.back();
+    const long long up = std::min(stride, (hi + 1 - at(first)) / (first + 1)), down = std::min(stride, (at(last) - (lo - 1)) / (n - last));
+    for (long long i = 0; i < first; ++i) q[static_cast<std::size_t>(i)] = at(first) + (first - i) * up;
+    for (long long i = last + 1; i < n; ++i) q[static_cast<std::size_t>(i)] = at(last) - (i - last) * down;
+  }
+
+  // 3. Where no room is left for a job to come. At the band's end (jobs served from the front while
+  // others join at the end move the order down the band): all of them around the middle again. Between
+  // two jobs one apart: the smallest window around them, doubling, that is sparse enough is spread out
+  // (list labelling). Each renumbering pays for many arrivals, where keeping only what fits would
+  // renumber a few jobs at every arrival there.
+  if (n > 0 && (at(0) == hi || at(n - 1) == lo)) centre();
+  for (long long i = 1; i < n; ++i) {  // the gap above job i
+    if (at(i - 1) - at(i) >= 2) continue;
+    for (long long radius = 1;; radius *= 2) {
+      const long long from = std::max(0LL, i - radius), to = std::min(n, i + radius);
+      const long long above = at(from - 1), below = at(to);
+      // Small windows may be denser: a window of all n jobs needs a stride per job, of one job 2.
+      const long long jobs = to - from;
+      const double level = std::log2(static_cast<double>(jobs + 1)) / std::log2(static_cast<double>(n + 1));
+      const long long need = std::max(2LL, static_cast<long long>(std::pow(static_cast<double>(stride), level)));
+      if ((above - below) >= (jobs + 1) * need || (from == 0 && to == n)) {
+        spread(q, from, to, above, below);
+        break;
+      }
+    }
+  }
+  return q;
+}
+
 std::map<long long, std::vector<std::string>> node_lists_after(const std::map<long long, std::vector<std::string>>& before,
                                                                const Decision& d, const std::set<long long>& failed) {
   std::map<long long, std::vector<std::string>> after = d.node_lists_set;
@@ -317,15 +405,14 @@ Decision decide(const std::vector<Node>& all_nodes, const std::vector<Job>& jobs
 
   std::map<long long, const Job*> by_id;
   for (const Job& j : jobs) by_id[j.id] = &j;
-  const auto n = static_cast<long long>(d.order.size());
-  for (long long i = 0; i < n; ++i) {
-    const Job& j = *by_id.at(d.order[static_cast<std::size_t>(i)]);
-    const long long priority = o.priority_base + n - 1 - i;
-    if (j.priority != priority)
-      d.commands.push_back({j.id,
-                            {"scontrol", "update", fmt::format("JobId={}", j.id), fmt::format("Priority={}", priority)},
-                            fmt::format("{} puts it at position {} of {}", o.profile.name(), i + 1, n)});
-  }
+  std::vector<long long> current;
+  for (const long long id : d.order) current.push_back(by_id.at(id)->priority);
+  const std::vector<long long> priorities = band_priorities(current, o.priority_base);
+  for (std::size_t i = 0; i < d.order.size(); ++i)
+    if (current[i] != priorities[i])
+      d.commands.push_back({d.order[i],
+                            {"scontrol", "update", fmt::format("JobId={}", d.order[i]), fmt::format("Priority={}", priorities[i])},
+                            fmt::format("{} puts it at position {} of {}", o.profile.name(), i + 1, d.order.size())});
   if (o.placement) place(v, entries, engine, *scheduler, o, d);
   clear_stale(by_id, o, d);  // also without placement: a run before this one may have placed
   return d;

@@ -10,8 +10,9 @@
 // - Held jobs (priority 0 or a JobHeld* reason) and jobs an administrator pinned, with
 //   AdminComment=rltune=skip or (when admin_priority > 0) a priority of at least admin_priority, are
 //   left alone and are not in the view.
-// - The order becomes a contiguous priority band: the first job gets base + n - 1, the last base.
-//   A job whose priority already has its value gets no command (re-applying changes nothing).
+// - The order becomes priorities in the band [base, base + kBandWidth), strictly decreasing along it
+//   (band_priorities): jobs whose priorities already fit the order keep them, so re-applying changes
+//   nothing and a job arriving or leaving costs about one command, not one per pending job.
 // - With placement, each job the profile starts now gets `NodeList=` its nodes, unless its user asked
 //   for nodes. A NodeList the advisor set earlier (`node_lists_set`) that no longer matches a placement
 //   of this cycle is cleared (`NodeList=`), so a job is never left pinned to nodes that went away; also
@@ -33,6 +34,9 @@
 #include "slurm/state.h"
 
 namespace rltune::slurm {
+
+// The priorities the advisor gives: [priority_base, priority_base + kBandWidth).
+constexpr long long kBandWidth = 1'000'000;
 
 struct AdvisorOptions {
   policy::ProfileOptions profile;       // priority policy, placement, blocking, backfill
@@ -62,6 +66,13 @@ struct Decision {
   // The NodeLists the advisor has set once `commands` are applied (carry to the next cycle).
   std::map<long long, std::vector<std::string>> node_lists_set;
 };
+
+// Priorities for jobs in the order they are to be served, whose priorities are now `current`: strictly
+// decreasing, in [base, base + kBandWidth), with as many as possible left as they are (the longest run
+// of jobs whose priorities already fit the order with room for the jobs between them). The others get
+// values spread evenly between their kept neighbours (or the band's ends), which leaves room for the
+// next arrivals. SlurmError past kBandWidth jobs.
+std::vector<long long> band_priorities(const std::vector<long long>& current, long long base);
 
 // The NodeLists the advisor holds once `d` is applied: those it set now; for a job whose NodeList command
 // failed (`failed`), what it held before, if anything (a clear that failed is retried next cycle).

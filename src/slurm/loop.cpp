@@ -194,7 +194,9 @@ int run_advisor_loop(const AdvisorOptions& options, const LoopOptions& loop, std
   if (!loop.state_file.empty()) {
     check_not_folder(loop.state_file);  // before a lock file is made beside it
     // One advisor per state file: two would each clear what the other set. A dry run only reads it.
-    if (!loop.dry_run) lock.emplace(loop.state_file + ".lock", "--state " + loop.state_file, "is advising with it", "one advisor per state file");
+    if (!loop.dry_run)
+      lock.emplace(fmt::format("{}.lock", loop.state_file), fmt::format("--state {}", loop.state_file), "is advising with it",
+                   "one advisor per state file");
     record.node_lists = read_state(loop.state_file);
     if (std::error_code ec; std::filesystem::exists(loop.state_file, ec)) record.saved = state_text(record.node_lists);
   }
