@@ -274,6 +274,21 @@ TEST(PolicyFile, RegimeFromTheRunConfigAndAWarningWhenRunUnderOtherRules) {
   EXPECT_FALSE(parse_regime({{"command", "simulate"}, {"blocking", "pool"}}));  // not a training run's config
   write_file(dir.path + "/config.json", R"({"command": "train", "blocking": "sideways"})");
   EXPECT_THROW(load_policy(dir.path), InputError);
+  // A key of the wrong type or missing is named.
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"command": "train", "blocking": "pool", "backfill": "yes", "runtime": "oracle"})", "'backfill' is \"yes\", not true or false"},
+           {R"({"command": "train", "blocking": 3, "backfill": true, "runtime": "oracle"})", "'blocking' is 3, not a string"},
+           {R"({"command": "train", "blocking": "pool", "backfill": true})", "'runtime' is missing"},
+           {R"({"command": "train", "blocking": "pool", "backfill": true, "runtime": "oracle", "trace": "t.csv",
+                "options": {"train_split": "0.8"}})", "'train_split' is \"0.8\", not a number"}}) {
+    write_file(dir.path + "/config.json", text);
+    try {
+      load_policy(dir.path);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("config.json: the model's training config is unreadable: " + why), std::string::npos) << e.what();
+    }
+  }
   // A policy file that says otherwise than its run (edited, or copied from another run) is refused.
   config["options"] = {{"baseline", o.baseline}, {"features", to_string(o.observation.features)}, {"commit", o.commit}, {"skip", false}};
   write_file(dir.path + "/config.json", config.dump());

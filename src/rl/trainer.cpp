@@ -165,14 +165,34 @@ PolicyFile parse_policy_file(const nlohmann::json& j, const std::string& where) 
   }
 }
 
+namespace {
+
+// config[key] as a T; InputError naming the key when it is missing or of another type (nlohmann's own
+// message names neither).
+template <class T>
+T config_field(const nlohmann::json& config, const std::string& key, std::optional<T> otherwise = std::nullopt) {
+  if (!config.contains(key)) {
+    if (otherwise) return *otherwise;
+    throw InputError(fmt::format("'{}' is missing", key));
+  }
+  try {
+    return config.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("'{}' is {}, not {}", key, config.at(key).dump(), std::is_same_v<T, bool> ? "true or false"
+                                                                                   : std::is_same_v<T, std::string> ? "a string" : "a number"));
+  }
+}
+
+}  // namespace
+
 std::optional<Regime> parse_regime(const nlohmann::json& config) {
-  if (!config.is_object() || config.value("command", "") != "train") return std::nullopt;
+  if (!config.is_object() || config_field<std::string>(config, "command", "") != "train") return std::nullopt;
   Regime r;
-  r.blocking = policy::parse_blocking(config.at("blocking").get<std::string>());
-  r.backfill = config.at("backfill").get<bool>();
-  r.runtime = sim::parse_runtime_knowledge(config.at("runtime").get<std::string>());
-  r.reference = config.value("semantics", "rltune") == "reference";  // recorded only when not rltune's
-  r.backfill_limits = config.value("backfill_limits", false);          // recorded only when set
+  r.blocking = policy::parse_blocking(config_field<std::string>(config, "blocking"));
+  r.backfill = config_field<bool>(config, "backfill");
+  r.runtime = sim::parse_runtime_knowledge(config_field<std::string>(config, "runtime"));
+  r.reference = config_field<std::string>(config, "semantics", "rltune") == "reference";  // recorded only when not rltune's
+  r.backfill_limits = config_field<bool>(config, "backfill_limits", false);                // recorded only when set
   return r;
 }
 
@@ -226,7 +246,7 @@ PolicyFile load_policy(const std::string& path) {
       j = read_json_file(config.string());
       f.regime = parse_regime(j);
       if (j.contains("trace") && j["trace"].is_string() && j.contains("options") && j["options"].contains("train_split"))
-        f.trained_on = PolicyFile::TrainedOn{j["trace"].get<std::string>(), j["options"]["train_split"].get<double>()};
+        f.trained_on = PolicyFile::TrainedOn{j["trace"].get<std::string>(), config_field<double>(j["options"], "train_split")};
     } catch (const std::exception& e) {  // InputError from the names, json errors from missing keys
       std::string why = e.what();
       if (why.starts_with(config.string() + ": ")) why.erase(0, config.string().size() + 2);  // named once
