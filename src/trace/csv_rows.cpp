@@ -60,7 +60,9 @@ bool CsvRows::next(char comment) {
     if (trimmed.empty() || trimmed == "\r" || trimmed.front() == comment) continue;
     split();
     ok_ = true;
-    if (quote_open_) fail_row("has a quote (\") that is never closed");
+    // Quoted fields across lines (RFC 4180) are not read: a line break is refused in every field rltune
+    // keeps, and reading on would let a stray quote swallow the rows after it.
+    if (quote_open_) fail_row("has a quote (\") that is never closed on its line (a field across lines is not read)");
     else if (!names_.empty() && fields_.size() > names_.size())
       fail_row(fixed_ ? fmt::format("has {} fields, more than the format's {} columns", fields_.size(), names_.size())
                       : fmt::format("has {} fields, more than the header row's {}", fields_.size(), names_.size()));
