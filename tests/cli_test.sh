@@ -54,6 +54,20 @@ grep -q '^0:100,' "$TMP/out2/fcfs/jobs.csv" && grep -q '^100:50,' "$TMP/out2/fcf
 # Two policies whose folder names come out the same each get their own folder.
 expect 0 "fcfs: .*/out3/fcfs-2" -- simulate --trace "$TMP/ok.csv" --policy fcfs,fcfs --out "$TMP/out3"
 [ -f "$TMP/out3/fcfs/jobs.csv" ] && [ -f "$TMP/out3/fcfs-2/jobs.csv" ] || fail "a repeated policy overwrote the first one's folder"
+# A reused --out keeps no result of an earlier run beside the new one's; folders simulate did not write stay.
+mkdir -p "$TMP/out3/mine" && echo keep > "$TMP/out3/mine/notes.txt"
+expect 0 "removed an earlier simulate's results .*\(fcfs/, fcfs-2/\)" -- simulate --trace "$TMP/ok.csv" --policy sjf --out "$TMP/out3"
+[ -f "$TMP/out3/jobs.csv" ] && [ ! -e "$TMP/out3/fcfs" ] && [ ! -e "$TMP/out3/fcfs-2" ] && [ -f "$TMP/out3/mine/notes.txt" ] ||
+  fail "a single-policy run over a two-policy one: $(ls -R "$TMP/out3")"
+expect 0 "removed an earlier simulate's results .*\(its files at the top\)" -- simulate --trace "$TMP/ok.csv" --policy sjf,f1 --out "$TMP/out3"
+[ ! -e "$TMP/out3/jobs.csv" ] && [ ! -e "$TMP/out3/summary.json" ] && [ -f "$TMP/out3/sjf/jobs.csv" ] && grep -q '"folders"' "$TMP/out3/config.json" ||
+  fail "a two-policy run over a single-policy one: $(ls -R "$TMP/out3")"
+# An --out that cannot be a folder is refused before the work (evaluate printed its whole table first).
+echo file > "$TMP/a-file"
+expect 2 "--out .*/a-file/sub: .*/a-file is a file, not a folder" -- simulate --out "$TMP/a-file/sub"
+out=$("$RLTUNE" evaluate --model "$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld" --windows 2 --window-len 50 --out "$TMP/a-file" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "a-file is a file, not a folder" && ! echo "$out" | grep -q "improvement" ||
+  fail "evaluate --out on a file: $out"
 expect 0 "^rltune [0-9]+\.[0-9]+\.[0-9]+$" -- --version
 expect 2 "--seed: -1 is not a whole number from 0 to 18446744073709551615" -- simulate --seed -1
 expect 2 "18446744073709551616 is not a whole number" -- simulate --seed 18446744073709551616
@@ -92,6 +106,7 @@ expect 0 "placement greedy; semantics reference" -- simulate --semantics referen
 expect 0 "fcfs\+backfill" -- simulate --semantics reference --backfill --policy fcfs --trace "$TMP/ok.csv"
 expect 2 "multifactor: job .* the published multifactor ranks jobs by the wait their trace recorded" -- \
   simulate --semantics reference --policy multifactor --trace "$TMP/ok.csv"
+expect 2 "--policy sjf-sampled: not under --semantics reference" -- simulate --semantics reference --policy sjf-sampled --trace "$TMP/ok.csv"
 expect 0 "rl:.*helios-fcfs-bsld" -- \
   simulate --semantics reference --policy rl:"$(cd "$(dirname "$0")/.." && pwd)/models/helios-fcfs-bsld" --trace "$TMP/ok.csv"
 expect 0 "semantics reference" -- \

@@ -4,12 +4,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
+#include <system_error>
 
 #include "cli/commands.h"
 #include "core/comm.h"
@@ -18,6 +20,8 @@
 #include "core/log.h"
 #include "policy/registry.h"
 #include "rl/rl_policy.h"
+
+#include <unistd.h>
 
 namespace rltune::cli {
 
@@ -95,7 +99,33 @@ void refuse_overwriting(const std::string& flag, const std::string& out, const s
   }
 }
 
+namespace {
+
+// That the folder `out` is one, or can be made, and can be written in: checked before the work, so that
+// a long run does not end on "cannot create the directory".
+void check_writable_folder(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target = fs::absolute(out, ec);
+  if (ec) return;  // said when it is made
+  for (fs::path at = target;; at = at.parent_path()) {
+    const fs::file_status status = fs::status(at, ec);
+    if (!fs::exists(status)) {
+      if (at == at.root_path() || at.parent_path() == at) return;
+      continue;
+    }
+    if (!fs::is_directory(status))
+      throw InputError(fmt::format("--out {}: {} is a file, not a folder", out, at.string()));
+    if (::access(at.c_str(), W_OK | X_OK) != 0)
+      throw InputError(fmt::format("--out {}: cannot write in {}: {}", out, at.string(), std::generic_category().message(errno)));
+    return;
+  }
+}
+
+}  // namespace
+
 void check_out_dir(const std::string& out, const std::string& command) {
+  check_writable_folder(out);
   const auto config = read_file((std::filesystem::path(out) / "config.json").string());
   if (!config) return;
   const auto json = nlohmann::json::parse(*config, nullptr, /*allow_exceptions=*/false);

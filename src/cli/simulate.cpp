@@ -1,5 +1,6 @@
 // `rltune simulate`: run scheduler profiles over windows of a trace and write jobs.csv / summary.json.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -11,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/json_text.h"
 #include "core/log.h"
 #include "metrics/metrics.h"
@@ -50,6 +52,46 @@ std::string rejection_counts(const std::vector<metrics::RunMetrics>& runs) {
   std::vector<std::string> parts;
   for (const auto& [reason, n] : counts) parts.push_back(fmt::format("{} x {}", n, reason.empty() ? "(no reason given)" : reason));
   return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// What an earlier simulate wrote in `out` that this run will not replace, so that no result of another
+// run sits beside this one's: its files at the top (this run writes one folder per policy), or the
+// policy folders its top config.json lists (this run writes at the top, or other folders). Only
+// simulate's own files go, and a folder only once nothing else is left in it.
+void remove_stale_results(const std::filesystem::path& out, bool at_top, const std::vector<std::string>& folders) {
+  namespace fs = std::filesystem;
+  static constexpr std::array kFiles{"jobs.csv", "summary.json", "config.json"};
+  const auto text = read_file((out / "config.json").string());
+  if (!text) return;
+  const auto earlier = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!earlier.is_object() || earlier.value("command", "") != "simulate") return;  // check_out_dir refused another's
+  const auto remove = [](const fs::path& path) {
+    std::error_code ec;
+    fs::remove(path, ec);
+    if (ec) throw InputError(fmt::format("--out: cannot remove the earlier result {}: {}", path.string(), ec.message()));
+  };
+  std::vector<std::string> removed;
+  if (!earlier.contains("folders")) {  // one policy, at the top
+    if (!at_top) {
+      for (const char* file : kFiles) remove(out / file);
+      removed.push_back("its files at the top");
+    }
+  } else if (earlier["folders"].is_array()) {
+    for (const auto& folder : earlier["folders"]) {
+      if (!folder.is_string()) continue;
+      const std::string name = folder.get<std::string>();
+      const fs::path dir = out / name;
+      std::error_code ec;
+      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." || !fs::is_directory(dir, ec) ||
+          (!at_top && std::find(folders.begin(), folders.end(), name) != folders.end()))
+        continue;
+      for (const char* file : kFiles) remove(dir / file);
+      if (fs::is_empty(dir, ec)) remove(dir);
+      removed.push_back(name + "/");
+    }
+  }
+  if (!removed.empty())
+    spdlog::info("--out {}: removed an earlier simulate's results that this one does not replace ({})", out.string(), fmt::join(removed, ", "));
 }
 
 int run_simulate(const SimulateArgs& a) {
@@ -116,6 +158,13 @@ int run_simulate(const SimulateArgs& a) {
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       if (ec) throw InputError(fmt::format("--out {}: cannot create the directory: {}", dir.string(), ec.message()));
+      if (rows.size() == 1) {
+        remove_stale_results(a.out, profiles.size() == 1, folder_names);
+        // With several policies, the top config.json lists their folders: what a later run here replaces.
+        if (profiles.size() > 1)
+          report::write_file((std::filesystem::path(a.out) / "config.json").string(),
+                             json_text(report::Json{{"command", "simulate"}, {"folders", folder_names}}, 2) + "\n");
+      }
       report::write_file((dir / "jobs.csv").string(), [&](std::ostream& out) { report::write_jobs_csv(out, run_ptrs); });
       report::write_file((dir / "summary.json").string(), json_text(report::summary_json(run_ptrs, estimated), 2) + "\n");
       report::Json config = run_config("simulate", cluster, trace, a.trace, a.profile, profile_options);

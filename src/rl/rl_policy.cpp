@@ -189,6 +189,9 @@ void register_rl_policy() {
       {"sjf-sampled", "shortest estimated runtime first, each pick drawn (seeded by --seed; --temperature)",
        [](const std::string& argument, const policy::PriorityOptions& options) {
          if (!argument.empty()) throw InputError(fmt::format("--policy sjf-sampled takes no argument (got '{}')", argument));
+         if (options.serves_heads)  // reference_conflict would speak of a learned policy and --reconsider, neither given
+           throw InputError("--policy sjf-sampled: not under --semantics reference, whose environment commits to every pick (sjf-sampled "
+                            "draws again at each decision)");
          const auto ranker = std::make_shared<SampledSjfRanker>(options);
          AgentOptions agent;
          agent.commit = false;
