@@ -176,7 +176,12 @@ expect 2 "--warmup 10: no window starts after the trace's first job" -- simulate
 expect 2 "--warmup 10: no window starts after" -- simulate --window 0:100 --window 0:50 --warmup 10
 "$RLTUNE" simulate --runtime predicted:history --predict-last 4 --sample-jobs 300 --out "$TMP/pred" > /dev/null 2>&1
 grep -q '"predict_last": 4' "$TMP/pred/config.json" && grep -q '"runtime_estimates"' "$TMP/pred/summary.json" \
-  || fail "predicted runtimes: config.json records predict_last and summary.json the estimates' accuracy"
+  && grep -q '"user+gpus+vc": 0\.' "$TMP/pred/summary.json" \
+  || fail "predicted runtimes: config.json records predict_last and summary.json the estimates' accuracy and sources"
+# Jobs without a requested time: counted among the jobs that ran (not the rejected), and said once.
+printf 'job_id,submit_time,duration,num_gpus,requested_time,vc\na,0,100,1,,0\nb,1,100,1,200,0\nc,2,100,999,,0\n' > "$TMP/no-limit.csv"
+out=$("$RLTUNE" simulate --trace "$TMP/no-limit.csv" --runtime requested --policy fcfs,sjf 2>&1)
+[ "$(echo "$out" | grep -c "window all: 1 jobs have no requested time")" -eq 1 ] || fail "the fallback warning: $out"
 expect 2 "unknown trace format" -- simulate --trace "$TMP/ok.csv" --format parquet
 expect 2 "--no-such-flag" -- simulate --no-such-flag
 expect 2 "A subcommand is required|require" --

@@ -140,7 +140,7 @@ int run_simulate(const SimulateArgs& a) {
     const std::vector<metrics::RunMetrics> runs =
         experiment::run_windows(cluster, trace.jobs, windows, static_cast<std::size_t>(a.warmup), engine_options, *scheduler);
     for (const metrics::RunMetrics& run : runs)
-      if (run.estimate_fallbacks > 0)
+      if (run.estimate_fallbacks > 0 && rows.empty())  // the same jobs for every policy: said once
         spdlog::warn("window {}: {} jobs have no requested time; their estimate is the true duration", run.window,
                      run.estimate_fallbacks);
     std::vector<const metrics::RunMetrics*> run_ptrs;

@@ -82,9 +82,9 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
     r.submit = job.spec->submit;
     r.duration = job.spec->duration;
     r.status = sim::to_string(job.state);
-    // The engine counts every job; a warm window's warm-up jobs are none of this run's business.
-    if (engine.options().runtime == sim::RuntimeKnowledge::requested && job.spec->requested_time <= 0) ++out.estimate_fallbacks;
     if (job.state == sim::JobState::completed) {
+      // Counted here, not by the engine: a warm window's warm-up jobs and rejected jobs had no estimate that mattered.
+      if (engine.options().runtime == sim::RuntimeKnowledge::requested && job.spec->requested_time <= 0) ++out.estimate_fallbacks;
       r.pool = spec.pools[job.placement.pool].name;
       r.start = job.start;
       r.end = job.end;

@@ -6,6 +6,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "sim/runtime_predictor.h"
 
 namespace rltune::report {
 
@@ -57,6 +58,17 @@ Json summary_json(const std::vector<const metrics::RunMetrics*>& runs, bool esti
                                 {"median_abs_log_ratio", accuracy.median_abs_log_ratio},
                                 {"under_share", accuracy.under_share},
                                 {"within_2x_share", accuracy.within_2x_share}};
+    // Where predicted estimates came from (user+gpus+vc, user, requested, ...), as shares.
+    std::size_t predicted = 0;
+    for (const std::size_t n : accuracy.sources) predicted += n;
+    if (predicted > 0) {
+      Json from = Json::object();
+      for (std::size_t s = 0; s < accuracy.sources.size(); ++s)
+        if (accuracy.sources[s] > 0)
+          from[sim::kEstimateSourceNames.name(static_cast<sim::EstimateSource>(s))] =
+              static_cast<double>(accuracy.sources[s]) / static_cast<double>(predicted);
+      out["runtime_estimates"]["estimated_from"] = from;
+    }
   }
   return out;
 }
