@@ -76,6 +76,10 @@ expect 0 "tiny" -- simulate --cluster "$TMP/tiny.yaml" --trace "$TMP/ok.csv" --p
 expect 0 "offered load" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
 # Three jobs within 20 s that run up to 100 s: the load says little about contention, and it says so.
 expect 0 "arrive within 20 s, less than the p99 duration" -- trace-stats --trace "$TMP/ok.csv" --cluster helios
+# Scheduler options shape only the replay that measures estimates: refused where they change nothing.
+expect 2 "--blocking shapes only the replay .* --runtime oracle does not run" -- trace-stats --trace "$TMP/ok.csv" --blocking pool
+expect 2 "--mf-favor-small applies only to the multifactor policy" -- trace-stats --trace "$TMP/ok.csv" --runtime requested --mf-favor-small
+"$RLTUNE" trace-stats --help | grep -qE -- "--temperature|--mf-age-weight" && fail "trace-stats --help offers options it refuses"
 expect 0 "pool large +160 GPUs  load" -- generate --cluster philly --jobs 300 --out "$TMP/gen-philly.csv"
 expect 0 "multifactor" -- policies
 expect 0 "consolidate .*HeliosArtifact" -- policies

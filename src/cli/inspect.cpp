@@ -378,9 +378,23 @@ Command add_trace_stats(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("trace-stats", "Summarise a trace: sizes, durations, offered load per pool");
   args->trace.add_options(*sub);
   sub->add_option("--cluster", args->cluster, "Cluster for the offered load (preset or YAML file)")->capture_default_str();
+  const std::size_t before = sub->get_options().size();
   args->profile.add_options(*sub);
-  return {sub, [args, sub] {
-            args->profile.check(*sub);
+  // The scheduler options only shape the FCFS replay that measures runtime estimates.
+  std::vector<std::string> replay_flags;
+  for (std::size_t k = before; k < sub->get_options().size(); ++k)
+    if (const std::string name = sub->get_options()[k]->get_name(); name != "--runtime") replay_flags.push_back(name);
+  for (const auto& s : policy::sampling_settings()) sub->get_option(s.flag)->group("");  // fcfs draws nothing
+  for (const auto& s : policy::multifactor_settings()) sub->get_option(s.flag)->group("");
+  sub->get_option("--mf-favor-small")->group("");
+  return {sub, [args, sub, replay_flags] {
+            args->profile.check(*sub, {"fcfs"});
+            if (sim::parse_runtime_knowledge(args->profile.runtime) == sim::RuntimeKnowledge::oracle)
+              for (const std::string& flag : replay_flags)
+                if (sub->count(flag) > 0)
+                  throw InputError(fmt::format("{} shapes only the replay that measures runtime estimates, which --runtime oracle "
+                                               "does not run (give --runtime requested or predicted)",
+                                               flag));
             return run_trace_stats(*args);
           }};
 }
