@@ -282,8 +282,8 @@ TEST(SlurmAdvisor, PlacesTheJobsThatStartNow) {
   EXPECT_EQ(node_list_commands(d), (std::vector<std::string>{"JobId=16 NodeList=n1"}));
   EXPECT_EQ(d.node_lists_set, (std::map<long long, std::vector<std::string>>{{16, {"n1"}}}));
   // When the advisor itself set 12's n3, it moves it to n1.
-  const std::map<long long, std::vector<std::string>> ours{{12, {"n3"}}};
-  o.node_lists_set = &ours;
+  const slurm::Pins ours{{12, {{"n3"}}}};
+  o.pins = &ours;
   EXPECT_EQ(node_list_commands(slurm::decide(nodes, jobs, kNow, o)),
             (std::vector<std::string>{"JobId=16 NodeList=n1", "JobId=12 NodeList=n1"}));
 }
@@ -293,23 +293,51 @@ TEST(SlurmAdvisor, ClearsItsNodeListsWhenAJobIsNotPlacedAnyMore) {
   const auto jobs = slurm::parse_jobs(fixture("squeue.json"));
   auto o = options("fcfs");  // 11 (8 GPUs) is first and does not fit: nothing starts now
   o.placement = true;
-  const std::map<long long, std::vector<std::string>> ours{{12, {"n3"}}, {13, {"n4"}}};
-  o.node_lists_set = &ours;
+  const slurm::Pins ours{{12, {{"n3"}}}, {13, {{"n4"}}}};
+  o.pins = &ours;
   const auto d = slurm::decide(nodes, jobs, kNow, o);
   // 12 still holds the advisor's n3: cleared. 13 now asks for n2, which someone else set: left alone.
   EXPECT_EQ(node_list_commands(d), (std::vector<std::string>{"JobId=12 NodeList="}));
   EXPECT_TRUE(d.node_lists_set.empty());
+  // Held, or pinned by an administrator: left alone, as the README says of such jobs.
+  for (const bool held : {true, false}) {
+    auto changed = jobs;
+    for (auto& j : changed)
+      if (j.id == 12) (held ? j.reason : j.admin_comment) = held ? "JobHeldUser" : "rltune=skip";
+    EXPECT_TRUE(node_list_commands(slurm::decide(nodes, changed, kNow, o)).empty()) << held;
+  }
 }
 
-// A NodeList command that failed leaves the job's NodeList as it was: a failed clear is still the
-// advisor's to clear next cycle (it was forgotten, and the job stayed pinned), a failed set is not its.
-TEST(SlurmAdvisor, FailedNodeListCommandsKeepWhatTheJobHolds) {
+// The pins after a cycle. A refused set leaves the job as it was; a set or a clear without an answer may
+// or may not have gone through, so both are kept; a clear that went through is done with. A running job
+// keeps its pins (requeued, it comes back with its NodeList); a job gone from squeue, or pending without
+// any of its pins, drops them. Before, a timed-out set that went through, or a requeued job, stayed
+// pinned for good.
+TEST(SlurmAdvisor, PinsAfterACycleKeepEveryNodeListAJobMayHold) {
+  const auto job = [](long long id, const char* state, std::vector<std::string> required) {
+    slurm::Job j;
+    j.id = id;
+    j.state = state;
+    j.required_nodes = std::move(required);
+    return j;
+  };
+  // 16 placed on n1 (set refused), 17 on n2 (set timed out, had n4), 19 on n5 (set went through, had n6);
+  // 12 cleared (went through), 13 cleared (timed out); 14 runs on what we set; 15 pending, changed by
+  // someone else; 18 is gone.
+  const std::vector<slurm::Job> jobs{job(12, "PENDING", {}), job(13, "PENDING", {"n7"}), job(14, "RUNNING", {"n8"}),
+                                     job(15, "PENDING", {"n1"}), job(16, "PENDING", {}), job(17, "PENDING", {"n4"}),
+                                     job(19, "PENDING", {"n6"})};
   slurm::Decision d;
-  d.node_lists_set = {{16, {"n1"}}, {17, {"n2"}}};
-  const std::map<long long, std::vector<std::string>> before{{12, {"n3"}}, {17, {"n4"}}, {18, {"n2"}}};
-  const auto after = slurm::node_lists_after(before, d, {12, 16, 17});
-  EXPECT_EQ(after, (std::map<long long, std::vector<std::string>>{{12, {"n3"}}, {17, {"n4"}}}));
-  EXPECT_EQ(slurm::node_lists_after(before, d, {}), d.node_lists_set);
+  d.node_lists_set = {{16, {"n1"}}, {17, {"n2"}}, {19, {"n5"}}};
+  for (const auto& [id, list] : std::vector<std::pair<long long, std::string>>{{16, "n1"}, {17, "n2"}, {19, "n5"}, {12, ""}, {13, ""}})
+    d.commands.push_back({id, {"scontrol", "update", fmt::format("JobId={}", id), "NodeList=" + list}, ""});
+  const slurm::Pins before{{12, {{"n3"}}}, {13, {{"n7"}}}, {14, {{"n8"}}}, {15, {{"n9"}}}, {17, {{"n4"}}}, {18, {{"n2"}}}, {19, {{"n6"}}}};
+  const slurm::Pins after = slurm::pins_after(before, d, jobs, {16}, {13, 17});
+  EXPECT_EQ(after, (slurm::Pins{{13, {{"n7"}}}, {14, {{"n8"}}}, {17, {{"n4"}, {"n2"}}}, {19, {{"n5"}}}}));
+  // Next cycle 17 holds n2 (the timed-out set went through): still the advisor's to change.
+  auto o = options("fcfs");
+  o.placement = true;
+  EXPECT_EQ(slurm::pins_after(after, {}, {job(17, "PENDING", {"n2"})}, {}, {}), (slurm::Pins{{17, {{"n4"}, {"n2"}}}}));
 }
 
 TEST(SlurmAdvisor, MultiNodeJobsOnUnpaddedNodeNames) {
@@ -690,13 +718,13 @@ TEST(SlurmLoop, AStateFileCarriesTheNodeListsSetToTheNextRun) {
   loop.state_file = state;
   EXPECT_EQ(slurm::run_advisor_loop(placing, loop, log), 0);
   EXPECT_NE(commands().find("update JobId=16 NodeList=n1\n"), std::string::npos);
-  EXPECT_EQ(slurm::read_state(state), (slurm::NodeLists{{16, {"n1"}}}));
+  EXPECT_EQ(slurm::read_state(state), (slurm::Pins{{16, {{"n1"}}}}));
   EXPECT_FALSE(std::filesystem::exists(state + ".lock"));  // released at the end
 
   // A run after one that set 12's n3 (the recording's 12 asks for n3): under fcfs nothing starts, so it
   // is cleared, with placement or without.
   for (const bool place : {true, false}) {
-    write_file(state, slurm::state_text({{12, {"n3"}}}));
+    write_file(state, slurm::state_text({{12, {{"n3"}}}}));
     auto fcfs = options("fcfs");
     fcfs.placement = place;
     EXPECT_EQ(slurm::run_advisor_loop(fcfs, loop, log), 0);
@@ -704,13 +732,13 @@ TEST(SlurmLoop, AStateFileCarriesTheNodeListsSetToTheNextRun) {
     EXPECT_TRUE(slurm::read_state(state).empty());
   }
   // A dry run reads the record, says what it would clear, and leaves the file as it is.
-  write_file(state, slurm::state_text({{12, {"n3"}}}));
+  write_file(state, slurm::state_text({{12, {{"n3"}}}}));
   loop.dry_run = true;
   std::ostringstream dry;
   EXPECT_EQ(slurm::run_advisor_loop(options("fcfs"), loop, dry), 0);
   EXPECT_NE(dry.str().find("scontrol update JobId=12 NodeList=\""), std::string::npos) << dry.str();
   EXPECT_FALSE(std::filesystem::exists(scontrol_log));
-  EXPECT_EQ(slurm::read_state(state), (slurm::NodeLists{{12, {"n3"}}}));
+  EXPECT_EQ(slurm::read_state(state), (slurm::Pins{{12, {{"n3"}}}}));
   // One advisor per state file.
   loop.dry_run = false;
   {
@@ -723,6 +751,39 @@ TEST(SlurmLoop, AStateFileCarriesTheNodeListsSetToTheNextRun) {
     }
   }
   EXPECT_FALSE(std::filesystem::exists(scontrol_log));
+}
+
+// The NodeLists about to be set are in the state file before Slurm has them: when the file cannot be
+// written, no NodeList is set (a pin nobody knows of would stay for good); a set without an answer in
+// time is kept as possibly held.
+TEST(SlurmLoop, TheStateFileRecordsANodeListBeforeItIsSet) {
+  const TempDir dir;
+  const std::string scontrol_log = fake_slurm(dir.path, "0", 0);
+  const std::string state = dir.path + "/state.json";
+  auto placing = options("sjf");
+  placing.placement = true;
+  slurm::LoopOptions loop = once(dir.path);
+  loop.state_file = state;
+  // The atomic write goes through state.json.tmp: a folder there, not empty, makes every write fail.
+  std::filesystem::create_directories(state + ".tmp/blocker");
+  std::ostringstream log;
+  EXPECT_EQ(slurm::run_advisor_loop(placing, loop, log), 1);
+  std::ifstream in(scontrol_log);
+  const std::string ran((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(ran.find("NodeList"), std::string::npos) << ran;
+  EXPECT_NE(ran.find("Priority="), std::string::npos) << ran;  // the order is still applied
+  EXPECT_NE(log.str().find("\"event\":\"not_run\""), std::string::npos) << log.str();
+  std::filesystem::remove_all(state + ".tmp");
+  std::filesystem::remove(scontrol_log);
+
+  // An scontrol that applies a NodeList and answers too late: the job may hold it, so it is kept.
+  const std::string slow = dir.path + "/scontrol";
+  std::ofstream(slow) << "#!/bin/sh\necho \"$@\" >> " << scontrol_log << "\ncase \"$3\" in NodeList=?*) sleep 5;; esac\nexit 0\n";
+  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
+  loop.timeout_s = 0.3;
+  std::ostringstream slow_log;
+  EXPECT_EQ(slurm::run_advisor_loop(placing, loop, slow_log), 1);
+  EXPECT_EQ(slurm::read_state(state), (slurm::Pins{{16, {{"n1"}}}})) << slow_log.str();
 }
 
 TEST(SlurmLoop, ABrokenStateFileIsAnErrorNamingIt) {
@@ -748,20 +809,22 @@ TEST(SlurmLoop, ABrokenStateFileIsAnErrorNamingIt) {
   refused(R"({"format": "something else", "version": 1, "node_lists": {}})", "format: expected");
   refused(R"({"format": "rltune slurm state", "version": 2, "node_lists": {}})", "version: expected 1");
   refused(R"({"format": "rltune slurm state", "version": 1})", "node_lists: expected an object");
-  refused(with_lists(R"({"16": ["n1"], "16": ["n2"]})"), "key '16' appears twice");
-  for (const char* id : {"016", "0", "-3", "4294967296", "abc", ""}) refused(with_lists(fmt::format(R"({{"{}": ["n1"]}})", id)), "is not a Slurm job id");
-  refused(with_lists(R"({"16": "n1"})"), "expected a non-empty list");
-  refused(with_lists(R"({"16": []})"), "expected a non-empty list");
-  refused(with_lists(R"({"16": ["n1", 2]})"), "2 is not a node name");
-  refused(with_lists(R"({"16": [""]})"), "is not a node name");
-  refused(with_lists(R"({"16": ["n2", "n1", "n2"]})"), "node 'n2' is listed twice");
+  refused(with_lists(R"({"16": [["n1"]], "16": [["n2"]]})"), "key '16' appears twice");
+  for (const char* id : {"016", "0", "-3", "4294967296", "abc", ""}) refused(with_lists(fmt::format(R"({{"{}": [["n1"]]}})", id)), "is not a Slurm job id");
+  refused(with_lists(R"({"16": "n1"})"), "expected a non-empty list of node lists");
+  refused(with_lists(R"({"16": []})"), "expected a non-empty list of node lists");
+  refused(with_lists(R"({"16": ["n1"]})"), "\"n1\" is not a non-empty list of node names");
+  refused(with_lists(R"({"16": [[]]})"), "[] is not a non-empty list of node names");
+  refused(with_lists(R"({"16": [["n1", 2]]})"), "2 is not a node name");
+  refused(with_lists(R"({"16": [[""]]})"), "is not a node name");
+  refused(with_lists(R"({"16": [["n2", "n1", "n2"]]})"), "node 'n2' is listed twice in one list");
   std::filesystem::remove(state);
   std::filesystem::create_directory(state);
   EXPECT_THROW(slurm::read_state(state), InputError);
   // What it writes, it reads back (node names sorted).
   std::filesystem::remove(state);
-  write_file(state, with_lists(R"({"4294967295": ["n2", "n1"], "7": ["n3"]})"));
-  EXPECT_EQ(slurm::read_state(state), (slurm::NodeLists{{7, {"n3"}}, {4294967295LL, {"n1", "n2"}}}));
+  write_file(state, with_lists(R"({"4294967295": [["n2", "n1"], ["n1", "n2"], ["n4"]], "7": [["n3"]]})"));
+  EXPECT_EQ(slurm::read_state(state), (slurm::Pins{{7, {{"n3"}}}, {4294967295LL, {{"n1", "n2"}, {"n4"}}}}));
   EXPECT_EQ(slurm::read_state(state), [&] {
     write_file(state, slurm::state_text(slurm::read_state(state)));
     return slurm::read_state(state);

@@ -102,7 +102,7 @@ cluster::ClusterSpec cluster_of(const std::vector<Node>& nodes, const cluster::C
       cluster::PoolSpec pool;
       const std::string type = gpu_type.empty() ? "gpu" : gpu_type;
       pool.name = sizes_of_type[{gpu_type, partitions}] > 1 ? fmt::format("{}-{}", type, gpus) : type;
-      if (by_partition) pool.name += "@" + fmt::format("{}", fmt::join(partitions, "+"));
+      if (by_partition) pool.name += fmt::format("@{}", fmt::join(partitions, "+"));
       pool.gpu_type = gpu_type;
       pool.gpus_per_node = gpus;
       pool.accepts.vc = partitions;
@@ -238,6 +238,18 @@ std::string joined(const std::vector<std::string>& names) {
   return list;
 }
 
+std::vector<std::string> sorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Whether the job holds (`current`, sorted) a NodeList the advisor may have set.
+bool held_pin(const Pins* pins, long long job, const std::vector<std::string>& current) {
+  if (!pins || current.empty()) return false;
+  const auto it = pins->find(job);
+  return it != pins->end() && std::find(it->second.begin(), it->second.end(), current) != it->second.end();
+}
+
 // NodeList commands for the jobs the profile starts now.
 void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine& engine, policy::ProfileScheduler& scheduler,
            const AdvisorOptions& o, Decision& d) {
@@ -252,9 +264,8 @@ void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine&
     std::vector<std::string> nodes;
     for (const auto& s : engine.job(j).placement.shares) nodes.push_back(v.node_names[static_cast<std::size_t>(s.node)]);
     std::sort(nodes.begin(), nodes.end());
-    std::vector<std::string> current = job.required_nodes;
-    std::sort(current.begin(), current.end());
-    const bool ours = o.node_lists_set && o.node_lists_set->count(job.id) && o.node_lists_set->at(job.id) == current;
+    const std::vector<std::string> current = sorted(job.required_nodes);
+    const bool ours = held_pin(o.pins, job.id, current);
     if (!current.empty() && !ours) continue;  // the user chose nodes
     d.node_lists_set[job.id] = nodes;
     if (current == nodes) continue;  // already asked for
@@ -265,18 +276,20 @@ void place(const ClusterView& v, const std::vector<Entry>& entries, sim::Engine&
 }
 
 // Clears the NodeLists set earlier for jobs that are not placed now (all of them without placement),
-// while the jobs still hold what the advisor set.
+// while the jobs still hold what the advisor set. Held and administrator-pinned jobs are left alone;
+// their pins stay for when they are released.
 void clear_stale(const std::map<long long, const Job*>& by_id, const AdvisorOptions& o, Decision& d) {
-  if (o.node_lists_set)
-    for (const auto& [id, nodes] : *o.node_lists_set) {
-      const auto it = by_id.find(id);
-      if (d.node_lists_set.count(id) || it == by_id.end() || !it->second->pending()) continue;
-      std::vector<std::string> current = it->second->required_nodes;
-      std::sort(current.begin(), current.end());
-      if (current != nodes) continue;  // changed by someone else since
-      d.commands.push_back({id, {"scontrol", "update", fmt::format("JobId={}", id), "NodeList="},
-                            fmt::format("no longer placed on {} this cycle", joined(nodes))});
-    }
+  if (!o.pins) return;
+  for (const auto& [id, lists] : *o.pins) {
+    const auto it = by_id.find(id);
+    if (d.node_lists_set.count(id) || it == by_id.end() || !it->second->pending() || it->second->held() ||
+        it->second->admin_comment.find("rltune=skip") != std::string::npos)
+      continue;
+    const std::vector<std::string> current = sorted(it->second->required_nodes);
+    if (current.empty() || !held_pin(o.pins, id, current)) continue;  // nothing of ours, or changed by someone else since
+    d.commands.push_back({id, {"scontrol", "update", fmt::format("JobId={}", id), "NodeList="},
+                          fmt::format("no longer placed on {} this cycle", joined(current))});
+  }
 }
 
 }  // namespace
@@ -348,7 +361,7 @@ std::vector<long long> band_priorities(const std::vector<long long>& current, lo
   // (list labelling). Each renumbering pays for many arrivals, where keeping only what fits would
   // renumber a few jobs at every arrival there.
   if (n > 0 && (at(0) == hi || at(n - 1) == lo)) centre();
-  for (long long i = 1; i < n; ++i) {  // the gap above job i
+  for (long long i = 1, spread_all = 0; i < n && !spread_all; ++i) {  // the gap above job i
     if (at(i - 1) - at(i) >= 2) continue;
     for (long long radius = 1;; radius *= 2) {
       const long long from = std::max(0LL, i - radius), to = std::min(n, i + radius);
@@ -359,6 +372,7 @@ std::vector<long long> band_priorities(const std::vector<long long>& current, lo
       const long long need = std::max(2LL, static_cast<long long>(std::pow(static_cast<double>(stride), level)));
       if ((above - below) >= (jobs + 1) * need || (from == 0 && to == n)) {
         spread(q, from, to, above, below);
+        spread_all = from == 0 && to == n;  // as even as the band allows (past kBandWidth / 2 jobs, gaps of 1 remain)
         break;
       }
     }
@@ -366,12 +380,30 @@ std::vector<long long> band_priorities(const std::vector<long long>& current, lo
   return q;
 }
 
-std::map<long long, std::vector<std::string>> node_lists_after(const std::map<long long, std::vector<std::string>>& before,
-                                                               const Decision& d, const std::set<long long>& failed) {
-  std::map<long long, std::vector<std::string>> after = d.node_lists_set;
-  for (const long long job : failed) {  // the job's NodeList is what it was: ours if we had set it
-    after.erase(job);
-    if (const auto it = before.find(job); it != before.end()) after.insert(*it);
+Pins pins_after(const Pins& before, const Decision& d, const std::vector<Job>& jobs, const std::set<long long>& failed,
+                const std::set<long long>& unknown) {
+  std::map<long long, const Job*> by_id;
+  for (const Job& j : jobs) by_id[j.id] = &j;
+  Pins after;
+  for (const auto& [id, lists] : before)
+    if (by_id.count(id)) after[id] = lists;  // gone from squeue: done with
+  const auto add = [&](long long id, const std::vector<std::string>& nodes) {
+    auto& lists = after[id];
+    if (std::find(lists.begin(), lists.end(), nodes) == lists.end()) lists.push_back(nodes);
+  };
+  for (const auto& [id, nodes] : d.node_lists_set) {
+    if (failed.count(id)) continue;  // the job holds what it held
+    if (!unknown.count(id)) after.erase(id);
+    add(id, nodes);
+  }
+  for (const Command& c : d.commands)
+    if (c.argv.size() > 3 && c.argv[3] == "NodeList=" && !failed.count(c.job) && !unknown.count(c.job)) after.erase(c.job);
+  // A pending job that holds none of its pins: cleared, or changed by someone else.
+  for (auto it = after.begin(); it != after.end();) {
+    const Job& job = *by_id.at(it->first);
+    const bool placed_now = d.node_lists_set.count(it->first) > 0;
+    if (!placed_now && job.pending() && !held_pin(&after, it->first, sorted(job.required_nodes))) it = after.erase(it);
+    else ++it;
   }
   return after;
 }

@@ -14,7 +14,7 @@
 //   (band_priorities): jobs whose priorities already fit the order keep them, so re-applying changes
 //   nothing and a job arriving or leaving costs about one command, not one per pending job.
 // - With placement, each job the profile starts now gets `NodeList=` its nodes, unless its user asked
-//   for nodes. A NodeList the advisor set earlier (`node_lists_set`) that no longer matches a placement
+//   for nodes. A NodeList the advisor set earlier (`pins`) that no longer matches a placement
 //   of this cycle is cleared (`NodeList=`), so a job is never left pinned to nodes that went away; also
 //   without placement (an earlier run, whose record the loop keeps in its state file, may have placed).
 // - Nodes map onto pools by GPU type (one pool per type and GPUs per node, named like the type; split
@@ -38,6 +38,10 @@ namespace rltune::slurm {
 // The priorities the advisor gives: [priority_base, priority_base + kBandWidth).
 constexpr long long kBandWidth = 1'000'000;
 
+// The NodeLists the advisor may have left on each job, by job: sorted node names, more than one list only
+// while a command's outcome is unknown. A job holding one of them is the advisor's to change.
+using Pins = std::map<long long, std::vector<std::vector<std::string>>>;
+
 struct AdvisorOptions {
   policy::ProfileOptions profile;       // priority policy, placement, blocking, backfill
   sim::EngineOptions engine{.runtime = sim::RuntimeKnowledge::requested};  // estimates = time limits
@@ -47,8 +51,8 @@ struct AdvisorOptions {
   long long admin_priority = 0;         // > 0: pending jobs with at least this priority are pinned
   long long default_runtime_s = 86400;  // estimate of a job without a time limit
   const cluster::ClusterSpec* cluster_map = nullptr;  // nullptr = one pool per GPU type
-  // NodeLists this advisor set in earlier cycles, by job (sorted node names); nullptr = none.
-  const std::map<long long, std::vector<std::string>>* node_lists_set = nullptr;
+  // NodeLists this advisor set in earlier cycles and runs; nullptr = none.
+  const Pins* pins = nullptr;
 };
 
 struct Command {
@@ -63,7 +67,7 @@ struct Decision {
   std::vector<Command> commands;    // what to apply, priorities first
   std::size_t left_alone = 0;       // pending jobs held, pinned, of other partitions or without GPUs
   std::string cluster;              // pools of the view, e.g. "v100: 4 x 8"
-  // The NodeLists the advisor has set once `commands` are applied (carry to the next cycle).
+  // The NodeList of each job placed now (sorted node names), set by `commands` or already held.
   std::map<long long, std::vector<std::string>> node_lists_set;
 };
 
@@ -74,10 +78,13 @@ struct Decision {
 // next arrivals. SlurmError past kBandWidth jobs.
 std::vector<long long> band_priorities(const std::vector<long long>& current, long long base);
 
-// The NodeLists the advisor holds once `d` is applied: those it set now; for a job whose NodeList command
-// failed (`failed`), what it held before, if anything (a clear that failed is retried next cycle).
-std::map<long long, std::vector<std::string>> node_lists_after(const std::map<long long, std::vector<std::string>>& before,
-                                                               const Decision& d, const std::set<long long>& failed);
+// The pins once `d`'s commands have run: a NodeList set now replaces what the job had, one whose command
+// failed (`failed`: Slurm refused, or it was not run) leaves it as it was, and one whose outcome is
+// unknown (`unknown`: no answer in time) adds to it; a clear that went through removes it. A job keeps
+// its pins while `jobs` lists it (a running job may be requeued with its NodeList), unless it is pending
+// and holds none of them (cleared, or changed by someone else).
+Pins pins_after(const Pins& before, const Decision& d, const std::vector<Job>& jobs, const std::set<long long>& failed,
+                const std::set<long long>& unknown);
 
 // The view's cluster: pools from the cluster map, or by GPU type and group of partitions; `node_names[id]` =
 // Slurm node name.

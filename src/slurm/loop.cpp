@@ -44,12 +44,14 @@ void check_not_folder(const std::string& path) {
 
 }  // namespace
 
-NodeLists read_state(const std::string& path) {
+Pins read_state(const std::string& path) {
   check_not_folder(path);
   if (std::error_code ec; !std::filesystem::exists(path, ec)) return {};  // the first run: nothing set yet
   const nlohmann::json j = read_json_file(path);
   const auto bad = [&](const std::string& why) {
-    return InputError(fmt::format("{}: {}: not a state file of `rltune slurm --state`, or edited", path, why));
+    return InputError(fmt::format("{}: {}: not a state file of `rltune slurm --state`, or edited (remove it only once no job holds "
+                                  "a NodeList the advisor set)",
+                                  path, why));
   };
   if (!j.is_object()) throw bad("expected a JSON object");
   for (const auto& [key, value] : j.items())
@@ -57,28 +59,34 @@ NodeLists read_state(const std::string& path) {
   if (!j.contains("format") || j["format"] != kStateFormat) throw bad(fmt::format("format: expected \"{}\"", kStateFormat));
   if (!j.contains("version") || j["version"] != kStateVersion)
     throw bad(fmt::format("version: expected {} (written by another version of rltune?)", kStateVersion));
-  if (!j.contains("node_lists") || !j["node_lists"].is_object()) throw bad("node_lists: expected an object {\"job id\": [node names]}");
-  NodeLists out;
-  for (const auto& [key, nodes] : j["node_lists"].items()) {
+  if (!j.contains("node_lists") || !j["node_lists"].is_object())
+    throw bad("node_lists: expected an object {\"job id\": [[node names], ...]}");
+  Pins out;
+  for (const auto& [key, lists] : j["node_lists"].items()) {
     const std::optional<long long> id = job_id(key);
     if (!id) throw bad(fmt::format("node_lists: '{}' is not a Slurm job id", key));
-    if (!nodes.is_array() || nodes.empty()) throw bad(fmt::format("node_lists[\"{}\"]: expected a non-empty list of node names", key));
-    std::vector<std::string> names;
-    for (const auto& n : nodes) {
-      if (!n.is_string() || n.get<std::string>().empty()) throw bad(fmt::format("node_lists[\"{}\"]: {} is not a node name", key, n.dump()));
-      names.push_back(n.get<std::string>());
+    const std::string where = fmt::format("node_lists[\"{}\"]", key);
+    if (!lists.is_array() || lists.empty()) throw bad(fmt::format("{}: expected a non-empty list of node lists", where));
+    for (const auto& nodes : lists) {
+      if (!nodes.is_array() || nodes.empty()) throw bad(fmt::format("{}: {} is not a non-empty list of node names", where, nodes.dump()));
+      std::vector<std::string> names;
+      for (const auto& n : nodes) {
+        if (!n.is_string() || n.get<std::string>().empty()) throw bad(fmt::format("{}: {} is not a node name", where, n.dump()));
+        names.push_back(n.get<std::string>());
+      }
+      std::sort(names.begin(), names.end());
+      if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
+        throw bad(fmt::format("{}: node '{}' is listed twice in one list", where, *twice));
+      auto& kept = out[*id];
+      if (std::find(kept.begin(), kept.end(), names) == kept.end()) kept.push_back(std::move(names));
     }
-    std::sort(names.begin(), names.end());
-    if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
-      throw bad(fmt::format("node_lists[\"{}\"]: node '{}' is listed twice", key, *twice));
-    out[*id] = std::move(names);
   }
   return out;
 }
 
-std::string state_text(const NodeLists& node_lists) {
+std::string state_text(const Pins& pins) {
   nlohmann::ordered_json lists = nlohmann::ordered_json::object();
-  for (const auto& [job, nodes] : node_lists) lists[std::to_string(job)] = nodes;
+  for (const auto& [job, node_lists] : pins) lists[std::to_string(job)] = node_lists;
   return json_text(nlohmann::ordered_json{{"format", kStateFormat}, {"version", kStateVersion}, {"node_lists", lists}}, 2) + "\n";
 }
 
@@ -116,31 +124,32 @@ bool overtaken(const std::string& error) {
 // The NodeLists the advisor has set, carried from cycle to cycle, and kept in the state file if any.
 struct Record {
   std::string file;  // "" = in memory only
-  NodeLists node_lists;
+  Pins pins;
   std::string saved;  // the file's text as last read or written ("" = no file yet)
 };
 
-// Writes the record to its file when it changed since; false (logged) when it cannot, which the next
-// cycle tries again.
-bool keep(Record& record, Log& log) {
+// Writes `pins` to the record's file when they changed since, or the file has gone; false (logged) when
+// it cannot.
+bool save(Record& record, const Pins& pins, Log& log) {
   if (record.file.empty()) return true;
-  const std::string text = state_text(record.node_lists);
-  if (text == record.saved) return true;
+  const std::string text = state_text(pins);
+  if (std::error_code ec; text == record.saved && std::filesystem::exists(record.file, ec)) return true;
   try {
     write_file(record.file, text);
   } catch (const InputError& e) {
-    log.event("state_not_saved", {{"error", e.what()}},
-              fmt::format("state not saved, tried again next cycle (a later run could not clear the NodeLists set now): {}", e.what()));
+    log.event("state_not_saved", {{"error", e.what()}}, fmt::format("state not saved: {}", e.what()));
     return false;
   }
   record.saved = text;
   return true;
 }
 
+bool sets_node_list(const Command& c) { return c.argv.size() > 3 && c.argv[3].starts_with("NodeList=") && c.argv[3] != "NodeList="; }
+
 // One cycle: read, decide, apply. Returns false when the cycle was skipped, a change failed or the
 // record could not be saved.
 bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& record) {
-  options.node_lists_set = &record.node_lists;
+  options.pins = &record.pins;
   const auto read = [&](std::vector<std::string> argv) {
     const ProcessOutput o = run_process(argv, a.bin_dir, a.timeout_s);
     if (o.status != 0)
@@ -149,9 +158,10 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
     return o.out;
   };
   Decision d;
+  std::vector<Job> jobs;
   try {
     const auto nodes = parse_nodes(read({"sinfo", "--json"}));
-    const auto jobs = parse_jobs(read({"squeue", "--json"}));
+    jobs = parse_jobs(read({"squeue", "--json"}));
     d = decide(nodes, jobs, static_cast<long long>(std::time(nullptr)), options);
   } catch (const SlurmError& e) {
     log.event("skipped", {{"error", e.what()}}, fmt::format("cycle skipped, nothing applied: {}", e.what()));
@@ -162,15 +172,34 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
              {"left_alone", d.left_alone}, {"dry_run", a.dry_run}},
             fmt::format("{} orders {} pending jobs ({} left alone) on {}; {} changes{}", options.profile.name(), d.order.size(),
                         d.left_alone, d.cluster, d.commands.size(), a.dry_run ? " (dry run)" : ""));
-  std::set<long long> failed_node_lists;
+  std::set<long long> failed, unknown;  // NodeList commands: refused or not run; no answer in time
   bool applied = true;  // every command, but for jobs that moved on: a cycle whose changes failed is not a success (--once exits 1)
+  // Written ahead: the NodeLists about to be set are in the state file before Slurm has them, so that a
+  // run killed (or a file that cannot be written) after a command never leaves a pin nobody knows of.
+  bool may_set = true;
+  if (!a.dry_run && std::any_of(d.commands.begin(), d.commands.end(), sets_node_list)) {
+    Pins ahead = record.pins;
+    for (const Command& c : d.commands)
+      if (sets_node_list(c)) {
+        auto& lists = ahead[c.job];
+        if (const auto& nodes = d.node_lists_set.at(c.job); std::find(lists.begin(), lists.end(), nodes) == lists.end()) lists.push_back(nodes);
+      }
+    may_set = save(record, ahead, log);
+    applied = may_set;
+  }
   for (const auto& c : d.commands) {
     std::string error;
     if (!a.dry_run) {
+      if (sets_node_list(c) && !may_set) {
+        failed.insert(c.job);
+        log.event("not_run", {{"job", c.job}, {"command", command_line(c.argv)}, {"why", c.why}},
+                  fmt::format("not run: {} ({}): the state file could not record it first", command_line(c.argv), c.why));
+        continue;
+      }
       const ProcessOutput o = run_process(c.argv, a.bin_dir, a.timeout_s);
       if (o.status != 0) error = o.err.empty() ? fmt::format("exit {}", o.status) : o.err.substr(0, 300);
       while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
-      if (!error.empty() && c.argv[3].starts_with("NodeList=")) failed_node_lists.insert(c.job);
+      if (!error.empty() && c.argv[3].starts_with("NodeList=")) (o.status < 0 ? unknown : failed).insert(c.job);
       applied = applied && (error.empty() || overtaken(error));
     }
     log.event(a.dry_run ? "would_run" : error.empty() ? "applied" : "failed",
@@ -179,8 +208,8 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
                           error.empty() ? "" : " failed: " + error));
   }
   if (a.dry_run) return applied;
-  record.node_lists = node_lists_after(record.node_lists, d, failed_node_lists);
-  return keep(record, log) && applied;
+  record.pins = pins_after(record.pins, d, jobs, failed, unknown);
+  return save(record, record.pins, log) && applied;
 }
 
 }  // namespace
@@ -194,11 +223,14 @@ int run_advisor_loop(const AdvisorOptions& options, const LoopOptions& loop, std
   if (!loop.state_file.empty()) {
     check_not_folder(loop.state_file);  // before a lock file is made beside it
     // One advisor per state file: two would each clear what the other set. A dry run only reads it.
+    // Beside the file itself, so that two links to one state file take the same lock.
+    std::error_code ec;
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(loop.state_file, ec);
     if (!loop.dry_run)
-      lock.emplace(fmt::format("{}.lock", loop.state_file), fmt::format("--state {}", loop.state_file), "is advising with it",
-                   "one advisor per state file");
-    record.node_lists = read_state(loop.state_file);
-    if (std::error_code ec; std::filesystem::exists(loop.state_file, ec)) record.saved = state_text(record.node_lists);
+      lock.emplace(fmt::format("{}.lock", ec ? loop.state_file : resolved.string()), fmt::format("--state {}", loop.state_file),
+                   "is advising with it", "one advisor per state file");
+    record.pins = read_state(loop.state_file);
+    if (std::filesystem::exists(loop.state_file, ec)) record.saved = state_text(record.pins);
   }
   // Stop between cycles on SIGINT or SIGTERM; the caller's handlers come back afterwards.
   g_stop = false;

@@ -22,14 +22,11 @@ struct LoopOptions {
   std::string state_file;
 };
 
-// The NodeLists the advisor has set, by job (sorted node names).
-using NodeLists = std::map<long long, std::vector<std::string>>;
-
 // The state file's record; {} when the file does not exist. InputError naming the file when it is not a
 // state file this version wrote (or a hand edit broke it).
-NodeLists read_state(const std::string& path);
-// The state file's text for `node_lists`.
-std::string state_text(const NodeLists& node_lists);
+Pins read_state(const std::string& path);
+// The state file's text for `pins`.
+std::string state_text(const Pins& pins);
 
 // Runs cycles until SIGINT or SIGTERM (or one, with `once`), logging to `log`. Returns the exit status:
 // 0, or 1 when the only cycle (`once`) was skipped because Slurm could not be read, a change failed or
