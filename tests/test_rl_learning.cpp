@@ -272,6 +272,17 @@ TEST(PolicyFile, RegimeFromTheRunConfigAndAWarningWhenRunUnderOtherRules) {
   EXPECT_EQ(regime_differences(on_limits, *model.regime), std::vector<std::string>{"backfill planned with estimates (trained: with time limits)"});
   EXPECT_EQ(regime_differences(*model.regime, on_limits), std::vector<std::string>{"backfill planned with time limits (trained: with estimates)"});
   EXPECT_FALSE(parse_regime({{"command", "simulate"}, {"blocking", "pool"}}));  // not a training run's config
+  // Another cluster is said; one file named two ways is the same cluster; a run or a model that names none says nothing.
+  Regime on_philly = *model.regime, on_helios = *model.regime;
+  on_philly.cluster = "philly";
+  on_helios.cluster = "helios";
+  EXPECT_EQ(regime_differences(on_philly, on_helios), std::vector<std::string>{"cluster helios (trained on philly)"});
+  EXPECT_TRUE(regime_differences(*model.regime, on_helios).empty());
+  write_file(dir.path + "/c.yaml", "x");
+  Regime relative = on_philly, absolute = on_philly;
+  relative.cluster = dir.path + "/./c.yaml";
+  absolute.cluster = dir.path + "/c.yaml";
+  EXPECT_TRUE(regime_differences(relative, absolute).empty());
   write_file(dir.path + "/config.json", R"({"command": "train", "blocking": "sideways"})");
   EXPECT_THROW(load_policy(dir.path), InputError);
   // A key of the wrong type or missing is named.

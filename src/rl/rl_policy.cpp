@@ -81,7 +81,7 @@ class ModelRanker {
   void begin_run(const policy::DecisionPass& pass, const sim::Engine& engine) {
     if (model_.regime)
       warn_if_other_regime(*model_.regime, {pass.blocking(), pass.backfill(), engine.options().runtime, options_.serves_heads,
-                                            engine.options().backfill_on_limits});
+                                            engine.options().backfill_on_limits, engine.cluster_spec().source});
     rng_ = Rng(sample_seed_.value_or(0));
   }
   void rank(const Observation& obs, std::span<float> out) {

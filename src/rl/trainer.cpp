@@ -193,6 +193,7 @@ std::optional<Regime> parse_regime(const nlohmann::json& config) {
   r.runtime = sim::parse_runtime_knowledge(config_field<std::string>(config, "runtime"));
   r.reference = config_field<std::string>(config, "semantics", "rltune") == "reference";  // recorded only when not rltune's
   r.backfill_limits = config_field<bool>(config, "backfill_limits", false);                // recorded only when set
+  r.cluster = config_field<std::string>(config, "cluster", "");
   return r;
 }
 
@@ -207,6 +208,13 @@ std::vector<std::string> regime_differences(const Regime& trained, const Regime&
   if (run.backfill && trained.backfill && run.backfill_limits != trained.backfill_limits)
     out.push_back(run.backfill_limits ? "backfill planned with time limits (trained: with estimates)"
                                       : "backfill planned with estimates (trained: with time limits)");
+  // One cluster named two ways (a relative and an absolute path to one file) is the same cluster.
+  const auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return fs::is_regular_file(a, ec) && fs::is_regular_file(b, ec) && fs::equivalent(a, b, ec);
+  };
+  if (!run.cluster.empty() && !trained.cluster.empty() && run.cluster != trained.cluster && !same_file(run.cluster, trained.cluster))
+    out.push_back(fmt::format("cluster {} (trained on {})", run.cluster, trained.cluster));
   if (run.reference != trained.reference)
     out.push_back(run.reference ? "--semantics reference (trained under rltune's)" : "rltune's semantics (trained under --semantics reference)");
   return out;

@@ -77,6 +77,7 @@ struct Regime {
   sim::RuntimeKnowledge runtime = sim::RuntimeKnowledge::oracle;
   bool reference = false;  // the published environment's step (--semantics reference)
   bool backfill_limits = false;  // backfilling planned with time limits (--backfill-limits)
+  std::string cluster;           // preset name or YAML path ("" = not recorded)
 };
 // The regime in a training run's config.json; nullopt when it does not say (not a training config).
 std::optional<Regime> parse_regime(const nlohmann::json& config);
