@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -79,7 +80,8 @@ void print_comparison(std::ostream& out, const std::vector<std::pair<std::string
     const auto& metric = metrics::summary_metric(key);
     const double base = metric.of(rows[0].second);
     const std::optional<double> pct = metrics::improvement_pct(metric, base, metric.of(rows[r].second));
-    return pct && ran_jobs(rows[0].second) && ran_jobs(rows[r].second) ? fmt::format("{:+.0f}%", *pct) : std::string("n/a");
+    if (!pct || !ran_jobs(rows[0].second) || !ran_jobs(rows[r].second)) return std::string("n/a");
+    return std::abs(*pct) < 0.5 ? std::string("0%") : fmt::format("{:+.0f}%", *pct);  // not "-0%" for -0.3
   };
   if (rows.size() > 1) out << fmt::format("\nimprovement over {} (positive = better):\n", rows[0].first);
   for (std::size_t r = 1; r < rows.size(); ++r)
