@@ -62,6 +62,14 @@ expect 0 "removed an earlier simulate's results .*\(fcfs/, fcfs-2/\)" -- simulat
 expect 0 "removed an earlier simulate's results .*\(its files at the top\)" -- simulate --trace "$TMP/ok.csv" --policy sjf,f1 --out "$TMP/out3"
 [ ! -e "$TMP/out3/jobs.csv" ] && [ ! -e "$TMP/out3/summary.json" ] && [ -f "$TMP/out3/sjf/jobs.csv" ] && grep -q '"folders"' "$TMP/out3/config.json" ||
   fail "a two-policy run over a single-policy one: $(ls -R "$TMP/out3")"
+# Only what simulate wrote goes: not through a link out of --out, not another command's folder.
+mkdir -p "$TMP/victim" && echo '{"command": "simulate"}' > "$TMP/victim/config.json" && echo keep > "$TMP/victim/jobs.csv"
+"$RLTUNE" simulate --trace "$TMP/ok.csv" --policy fcfs,sjf --out "$TMP/out4" > /dev/null 2>&1
+rm -r "$TMP/out4/sjf" && ln -s "$TMP/victim" "$TMP/out4/sjf"
+"$RLTUNE" simulate --trace "$TMP/ok.csv" --policy fcfs --out "$TMP/out4" > /dev/null 2>&1
+[ -f "$TMP/victim/jobs.csv" ] && [ -f "$TMP/victim/config.json" ] || fail "simulate removed files through a link out of --out"
+ln -s "$TMP/nowhere" "$TMP/dangling"
+expect 2 "--out .*dangling: .*dangling is a link to nothing" -- simulate --trace "$TMP/ok.csv" --out "$TMP/dangling"
 # An --out that cannot be a folder is refused before the work (evaluate printed its whole table first).
 echo file > "$TMP/a-file"
 expect 2 "--out .*/a-file/sub: .*/a-file is a file, not a folder" -- simulate --out "$TMP/a-file/sub"

@@ -299,12 +299,19 @@ TEST(SlurmAdvisor, ClearsItsNodeListsWhenAJobIsNotPlacedAnyMore) {
   // 12 still holds the advisor's n3: cleared. 13 now asks for n2, which someone else set: left alone.
   EXPECT_EQ(node_list_commands(d), (std::vector<std::string>{"JobId=12 NodeList="}));
   EXPECT_TRUE(d.node_lists_set.empty());
-  // Held, or pinned by an administrator: left alone, as the README says of such jobs.
-  for (const bool held : {true, false}) {
+  // Held, or pinned by an administrator (AdminComment, or a priority at --respect-admin-priority): left
+  // alone, as the README says of such jobs.
+  for (const int how : {0, 1, 2}) {
     auto changed = jobs;
+    auto pinning = o;
     for (auto& j : changed)
-      if (j.id == 12) (held ? j.reason : j.admin_comment) = held ? "JobHeldUser" : "rltune=skip";
-    EXPECT_TRUE(node_list_commands(slurm::decide(nodes, changed, kNow, o)).empty()) << held;
+      if (j.id == 12) {
+        if (how == 0) j.reason = "JobHeldUser";
+        if (how == 1) j.admin_comment = "rltune=skip";
+        if (how == 2) j.priority = 3'000'000;
+      }
+    if (how == 2) pinning.admin_priority = 2'000'000;
+    EXPECT_TRUE(node_list_commands(slurm::decide(nodes, changed, kNow, pinning)).empty()) << how;
   }
 }
 
@@ -784,6 +791,13 @@ TEST(SlurmLoop, TheStateFileRecordsANodeListBeforeItIsSet) {
   std::ostringstream slow_log;
   EXPECT_EQ(slurm::run_advisor_loop(placing, loop, slow_log), 1);
   EXPECT_EQ(slurm::read_state(state), (slurm::Pins{{16, {{"n1"}}}})) << slow_log.str();
+  // An error is no proof either (scontrol's own time-out exits 1 after slurmctld may have applied it).
+  std::filesystem::remove(state);
+  fake_slurm(dir.path, "0", 16, "slurm_update error: Socket timed out on send/recv operation");
+  loop.timeout_s = 10;
+  std::ostringstream refused_log;
+  EXPECT_EQ(slurm::run_advisor_loop(placing, loop, refused_log), 1);
+  EXPECT_EQ(slurm::read_state(state), (slurm::Pins{{16, {{"n1"}}}})) << refused_log.str();
 }
 
 TEST(SlurmLoop, ABrokenStateFileIsAnErrorNamingIt) {

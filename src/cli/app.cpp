@@ -110,6 +110,8 @@ void check_writable_folder(const std::string& out) {
   if (ec) return;  // said when it is made
   for (fs::path at = target;; at = at.parent_path()) {
     const fs::file_status status = fs::status(at, ec);
+    if (!fs::exists(status) && fs::is_symlink(fs::symlink_status(at, ec)))
+      throw InputError(fmt::format("--out {}: {} is a link to nothing", out, at.string()));
     if (!fs::exists(status)) {
       if (at == at.root_path() || at.parent_path() == at) return;
       continue;

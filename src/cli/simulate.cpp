@@ -61,33 +61,47 @@ std::string rejection_counts(const std::vector<metrics::RunMetrics>& runs) {
 void remove_stale_results(const std::filesystem::path& out, bool at_top, const std::vector<std::string>& folders) {
   namespace fs = std::filesystem;
   static constexpr std::array kFiles{"jobs.csv", "summary.json", "config.json"};
-  const auto text = read_file((out / "config.json").string());
-  if (!text) return;
-  const auto earlier = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!earlier.is_object() || earlier.value("command", "") != "simulate") return;  // check_out_dir refused another's
+  // The config.json in `dir`, when simulate wrote it.
+  const auto simulate_config = [](const fs::path& dir) -> std::optional<nlohmann::json> {
+    const auto text = read_file((dir / "config.json").string());
+    if (!text) return std::nullopt;
+    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object() || json.value("command", "") != "simulate") return std::nullopt;
+    return json;
+  };
   const auto remove = [](const fs::path& path) {
     std::error_code ec;
-    fs::remove(path, ec);
+    const bool removed = fs::remove(path, ec);
     if (ec) throw InputError(fmt::format("--out: cannot remove the earlier result {}: {}", path.string(), ec.message()));
+    return removed;
   };
+  const std::optional<nlohmann::json> earlier = simulate_config(out);
+  if (!earlier) return;  // none, or check_out_dir refused another command's
   std::vector<std::string> removed;
-  if (!earlier.contains("folders")) {  // one policy, at the top
+  if (!earlier->contains("folders")) {  // one policy, at the top
     if (!at_top) {
       for (const char* file : kFiles) remove(out / file);
       removed.push_back("its files at the top");
     }
-  } else if (earlier["folders"].is_array()) {
-    for (const auto& folder : earlier["folders"]) {
+  } else if ((*earlier)["folders"].is_array()) {
+    for (const auto& folder : (*earlier)["folders"]) {
       if (!folder.is_string()) continue;
       const std::string name = folder.get<std::string>();
+      // One plain name (the config may be edited: "../x", "/x", "a/b", "." and NULs lead elsewhere), of a
+      // real folder (not a link out of --out) that holds one policy's simulate results (not another
+      // command's, not a nested several-policy run).
+      if (name.empty() || name.find('\0') != std::string::npos || fs::path(name).filename().string() != name || name == "." ||
+          name == ".." || (!at_top && std::find(folders.begin(), folders.end(), name) != folders.end()))
+        continue;
       const fs::path dir = out / name;
       std::error_code ec;
-      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." || !fs::is_directory(dir, ec) ||
-          (!at_top && std::find(folders.begin(), folders.end(), name) != folders.end()))
-        continue;
-      for (const char* file : kFiles) remove(dir / file);
+      if (!fs::is_directory(fs::symlink_status(dir, ec))) continue;
+      const std::optional<nlohmann::json> own = simulate_config(dir);
+      if (!own || own->contains("folders")) continue;
+      bool any = false;
+      for (const char* file : kFiles) any = remove(dir / file) || any;
       if (fs::is_empty(dir, ec)) remove(dir);
-      removed.push_back(name + "/");
+      if (any) removed.push_back(name + "/");
     }
   }
   if (!removed.empty())

@@ -21,8 +21,8 @@
 
 namespace rltune {
 
-void write_file(const std::string& path, const std::string& text) {
-  write_file(path, [&](std::ostream& out) { out << text; });
+void write_file(const std::string& path, const std::string& text, bool sync) {
+  write_file(path, [&](std::ostream& out) { out << text; }, sync);
 }
 
 namespace {
@@ -42,7 +42,7 @@ std::filesystem::path written_path(const std::string& path) {
 
 }  // namespace
 
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write, bool sync) {
   // `error`: errno of the failing call, which says why (a full disk, no permission); 0 when unknown.
   // errno is cleared before each call it is read after, so that no earlier call's value is shown.
   const auto fail_on = [&](const char* what, int error) {
@@ -84,8 +84,21 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
     out.close();  // flushes: a full disk that failed a write before fails this one too
     if (!out) fail("write");
   }
+  // fsync on a descriptor of its own: the stream gives none.
+  const auto synced = [](const std::string& file, int flags) {
+    const int fd = ::open(file.c_str(), flags | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = ::fsync(fd) == 0;
+    ::close(fd);
+    return ok;
+  };
+  errno = 0;
+  if (sync && !synced(tmp, O_RDONLY)) fail("write");
   errno = 0;
   if (std::rename(tmp.c_str(), target.c_str()) != 0) fail("replace");
+  const std::string folder = target.has_parent_path() ? target.parent_path().string() : ".";
+  errno = 0;
+  if (sync && !synced(folder, O_RDONLY | O_DIRECTORY)) fail_on("sync the folder of", errno);
 }
 
 std::optional<std::string> read_file(const std::string& path) {

@@ -10,9 +10,11 @@ namespace rltune {
 
 // Writes `text` to `path` atomically (temporary file, then rename), so a reader or a killed run never
 // sees half a file. Throws InputError if it cannot.
-void write_file(const std::string& path, const std::string& text);
+// `sync`: on disk before it returns (the file, then its folder's entry), for a record that must survive
+// a crash or a power loss (the Slurm advisor's state); outputs that a rerun rewrites do without.
+void write_file(const std::string& path, const std::string& text, bool sync = false);
 // The same for content streamed by `write`, so a large file is never held in memory whole.
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write, bool sync = false);
 
 // The whole content of the file at `path`; nullopt when it cannot be read (callers say why it matters).
 // InputError past 1 GiB (a device such as /dev/zero never ends).

@@ -161,6 +161,11 @@ std::optional<cluster::Placement> placement_in(const ClusterView& v, const Job& 
   return p;
 }
 
+// Pinned by an administrator: AdminComment=rltune=skip, or a priority at --respect-admin-priority or above.
+bool pinned_by_admin(const Job& j, const AdvisorOptions& o) {
+  return j.admin_comment.find("rltune=skip") != std::string::npos || (o.admin_priority > 0 && j.priority >= o.admin_priority);
+}
+
 // Waiting on something of its own that no placement changes (a dependency, a begin time, a QOS or
 // account limit, a limit of its partition): in the plan it would take GPUs it cannot use now. Its turn
 // comes once it waits for resources. (A down partition or node is the cluster's: those jobs stay.)
@@ -201,8 +206,7 @@ std::vector<Entry> entries_of(const ClusterView& v, const std::vector<Job>& jobs
       for (const auto& s : p->shares) explained[v.node_names[static_cast<std::size_t>(s.node)]] += s.gpus;
       entries.push_back(std::move(e));
     } else if (j.pending()) {
-      const bool pinned = j.admin_comment.find("rltune=skip") != std::string::npos ||
-                          (o.admin_priority > 0 && j.priority >= o.admin_priority);
+      const bool pinned = pinned_by_admin(j, o);
       const bool eligible = !waits_on_itself(j);
       // An array's pending tasks are one record: a NodeList on it would pin every task to the same nodes.
       const bool one_job = j.array_tasks.empty() && !j.mixed_gpu_types;
@@ -282,8 +286,7 @@ void clear_stale(const std::map<long long, const Job*>& by_id, const AdvisorOpti
   if (!o.pins) return;
   for (const auto& [id, lists] : *o.pins) {
     const auto it = by_id.find(id);
-    if (d.node_lists_set.count(id) || it == by_id.end() || !it->second->pending() || it->second->held() ||
-        it->second->admin_comment.find("rltune=skip") != std::string::npos)
+    if (d.node_lists_set.count(id) || it == by_id.end() || !it->second->pending() || it->second->held() || pinned_by_admin(*it->second, o))
       continue;
     const std::vector<std::string> current = sorted(it->second->required_nodes);
     if (current.empty() || !held_pin(o.pins, id, current)) continue;  // nothing of ours, or changed by someone else since

@@ -79,8 +79,9 @@ struct Decision {
 std::vector<long long> band_priorities(const std::vector<long long>& current, long long base);
 
 // The pins once `d`'s commands have run: a NodeList set now replaces what the job had, one whose command
-// failed (`failed`: Slurm refused, or it was not run) leaves it as it was, and one whose outcome is
-// unknown (`unknown`: no answer in time) adds to it; a clear that went through removes it. A job keeps
+// was not run (`failed`) leaves it as it was, and one whose command did not succeed (`unknown`: an error
+// or no answer, after which Slurm may still have applied it) adds to it; a clear that went through
+// removes it. A job keeps
 // its pins while `jobs` lists it (a running job may be requeued with its NodeList), unless it is pending
 // and holds none of them (cleared, or changed by someone else).
 Pins pins_after(const Pins& before, const Decision& d, const std::vector<Job>& jobs, const std::set<long long>& failed,

@@ -135,7 +135,7 @@ bool save(Record& record, const Pins& pins, Log& log) {
   const std::string text = state_text(pins);
   if (std::error_code ec; text == record.saved && std::filesystem::exists(record.file, ec)) return true;
   try {
-    write_file(record.file, text);
+    write_file(record.file, text, /*sync=*/true);  // a NodeList recorded ahead must outlive a power loss
   } catch (const InputError& e) {
     log.event("state_not_saved", {{"error", e.what()}}, fmt::format("state not saved: {}", e.what()));
     return false;
@@ -172,7 +172,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
              {"left_alone", d.left_alone}, {"dry_run", a.dry_run}},
             fmt::format("{} orders {} pending jobs ({} left alone) on {}; {} changes{}", options.profile.name(), d.order.size(),
                         d.left_alone, d.cluster, d.commands.size(), a.dry_run ? " (dry run)" : ""));
-  std::set<long long> failed, unknown;  // NodeList commands: refused or not run; no answer in time
+  std::set<long long> failed, unknown;  // NodeList commands: not run; run without success
   bool applied = true;  // every command, but for jobs that moved on: a cycle whose changes failed is not a success (--once exits 1)
   // Written ahead: the NodeLists about to be set are in the state file before Slurm has them, so that a
   // run killed (or a file that cannot be written) after a command never leaves a pin nobody knows of.
@@ -199,7 +199,9 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
       const ProcessOutput o = run_process(c.argv, a.bin_dir, a.timeout_s);
       if (o.status != 0) error = o.err.empty() ? fmt::format("exit {}", o.status) : o.err.substr(0, 300);
       while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
-      if (!error.empty() && c.argv[3].starts_with("NodeList=")) (o.status < 0 ? unknown : failed).insert(c.job);
+      // An error does not prove that nothing changed (scontrol's own time-out exits 1 after slurmctld may
+      // have applied it): the NodeList the job may hold now is kept as well.
+      if (!error.empty() && c.argv[3].starts_with("NodeList=")) unknown.insert(c.job);
       applied = applied && (error.empty() || overtaken(error));
     }
     log.event(a.dry_run ? "would_run" : error.empty() ? "applied" : "failed",
