@@ -135,7 +135,7 @@ void check_out_dir(const std::string& out, const std::string& command) {
     throw InputError(fmt::format("--out {}: its config.json is not JSON (cut short or edited); repair or remove it, or choose "
                                  "another folder",
                                  out));
-  if (!json.is_object() || json.value("command", "") != command)
+  if (!json.is_object() || !json.contains("command") || json["command"] != command)
     throw InputError(fmt::format("--out {}: holds the results of another command (its config.json is not {}'s); choose "
                                  "another folder",
                                  out, command));

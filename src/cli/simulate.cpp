@@ -66,7 +66,7 @@ void remove_stale_results(const std::filesystem::path& out, bool at_top, const s
     const auto text = read_file((dir / "config.json").string());
     if (!text) return std::nullopt;
     auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!json.is_object() || json.value("command", "") != "simulate") return std::nullopt;
+    if (!json.is_object() || !json.contains("command") || json["command"] != "simulate") return std::nullopt;
     return json;
   };
   const auto remove = [](const fs::path& path) {

@@ -295,10 +295,6 @@ void clear_stale(const std::map<long long, const Job*>& by_id, const AdvisorOpti
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Jobs [from, to) get values spread evenly in the open interval (below, above), which has room for them.
 void spread(std::vector<long long>& q, long long from, long long to, long long above, long long below) {
   const long long m = to - from, gap = above - below;
@@ -364,7 +360,8 @@ std::vector<long long> band_priorities(const std::vector<long long>& current, lo
   // (list labelling). Each renumbering pays for many arrivals, where keeping only what fits would
   // renumber a few jobs at every arrival there.
   if (n > 0 && (at(0) == hi || at(n - 1) == lo)) centre();
-  for (long long i = 1, spread_all = 0; i < n && !spread_all; ++i) {  // the gap above job i
+  bool spread_all = false;
+  for (long long i = 1; i < n && !spread_all; ++i) {  // the gap above job i
     if (at(i - 1) - at(i) >= 2) continue;
     for (long long radius = 1;; radius *= 2) {
       const long long from = std::max(0LL, i - radius), to = std::min(n, i + radius);
@@ -383,24 +380,26 @@ std::vector<long long> band_priorities(const std::vector<long long>& current, lo
   return q;
 }
 
-Pins pins_after(const Pins& before, const Decision& d, const std::vector<Job>& jobs, const std::set<long long>& failed,
+void add_pin(Pins& pins, long long job, std::vector<std::string> nodes) {
+  std::sort(nodes.begin(), nodes.end());
+  auto& lists = pins[job];
+  if (std::find(lists.begin(), lists.end(), nodes) == lists.end()) lists.push_back(std::move(nodes));
+}
+
+Pins pins_after(const Pins& before, const Decision& d, const std::vector<Job>& jobs, const std::set<long long>& not_run,
                 const std::set<long long>& unknown) {
   std::map<long long, const Job*> by_id;
   for (const Job& j : jobs) by_id[j.id] = &j;
   Pins after;
   for (const auto& [id, lists] : before)
     if (by_id.count(id)) after[id] = lists;  // gone from squeue: done with
-  const auto add = [&](long long id, const std::vector<std::string>& nodes) {
-    auto& lists = after[id];
-    if (std::find(lists.begin(), lists.end(), nodes) == lists.end()) lists.push_back(nodes);
-  };
   for (const auto& [id, nodes] : d.node_lists_set) {
-    if (failed.count(id)) continue;  // the job holds what it held
+    if (not_run.count(id)) continue;  // the job holds what it held
     if (!unknown.count(id)) after.erase(id);
-    add(id, nodes);
+    add_pin(after, id, nodes);
   }
   for (const Command& c : d.commands)
-    if (c.argv.size() > 3 && c.argv[3] == "NodeList=" && !failed.count(c.job) && !unknown.count(c.job)) after.erase(c.job);
+    if (c.argv.size() > 3 && c.argv[3] == "NodeList=" && !not_run.count(c.job) && !unknown.count(c.job)) after.erase(c.job);
   // A pending job that holds none of its pins: cleared, or changed by someone else.
   for (auto it = after.begin(); it != after.end();) {
     const Job& job = *by_id.at(it->first);

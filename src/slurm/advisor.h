@@ -41,6 +41,8 @@ constexpr long long kBandWidth = 1'000'000;
 // The NodeLists the advisor may have left on each job, by job: sorted node names, more than one list only
 // while a command's outcome is unknown. A job holding one of them is the advisor's to change.
 using Pins = std::map<long long, std::vector<std::vector<std::string>>>;
+// Adds `nodes` (sorted) to the job's pins, once.
+void add_pin(Pins& pins, long long job, std::vector<std::string> nodes);
 
 struct AdvisorOptions {
   policy::ProfileOptions profile;       // priority policy, placement, blocking, backfill
@@ -79,12 +81,12 @@ struct Decision {
 std::vector<long long> band_priorities(const std::vector<long long>& current, long long base);
 
 // The pins once `d`'s commands have run: a NodeList set now replaces what the job had, one whose command
-// was not run (`failed`) leaves it as it was, and one whose command did not succeed (`unknown`: an error
+// was not run (`not_run`) leaves it as it was, and one whose command did not succeed (`unknown`: an error
 // or no answer, after which Slurm may still have applied it) adds to it; a clear that went through
 // removes it. A job keeps
 // its pins while `jobs` lists it (a running job may be requeued with its NodeList), unless it is pending
 // and holds none of them (cleared, or changed by someone else).
-Pins pins_after(const Pins& before, const Decision& d, const std::vector<Job>& jobs, const std::set<long long>& failed,
+Pins pins_after(const Pins& before, const Decision& d, const std::vector<Job>& jobs, const std::set<long long>& not_run,
                 const std::set<long long>& unknown);
 
 // The view's cluster: pools from the cluster map, or by GPU type and group of partitions; `node_names[id]` =

@@ -77,8 +77,7 @@ Pins read_state(const std::string& path) {
       std::sort(names.begin(), names.end());
       if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
         throw bad(fmt::format("{}: node '{}' is listed twice in one list", where, *twice));
-      auto& kept = out[*id];
-      if (std::find(kept.begin(), kept.end(), names) == kept.end()) kept.push_back(std::move(names));
+      add_pin(out, *id, std::move(names));
     }
   }
   return out;
@@ -172,7 +171,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
              {"left_alone", d.left_alone}, {"dry_run", a.dry_run}},
             fmt::format("{} orders {} pending jobs ({} left alone) on {}; {} changes{}", options.profile.name(), d.order.size(),
                         d.left_alone, d.cluster, d.commands.size(), a.dry_run ? " (dry run)" : ""));
-  std::set<long long> failed, unknown;  // NodeList commands: not run; run without success
+  std::set<long long> not_run, unknown;  // NodeList commands: not run; run without success
   bool applied = true;  // every command, but for jobs that moved on: a cycle whose changes failed is not a success (--once exits 1)
   // Written ahead: the NodeLists about to be set are in the state file before Slurm has them, so that a
   // run killed (or a file that cannot be written) after a command never leaves a pin nobody knows of.
@@ -180,10 +179,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
   if (!a.dry_run && std::any_of(d.commands.begin(), d.commands.end(), sets_node_list)) {
     Pins ahead = record.pins;
     for (const Command& c : d.commands)
-      if (sets_node_list(c)) {
-        auto& lists = ahead[c.job];
-        if (const auto& nodes = d.node_lists_set.at(c.job); std::find(lists.begin(), lists.end(), nodes) == lists.end()) lists.push_back(nodes);
-      }
+      if (sets_node_list(c)) add_pin(ahead, c.job, d.node_lists_set.at(c.job));
     may_set = save(record, ahead, log);
     applied = may_set;
   }
@@ -191,7 +187,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
     std::string error;
     if (!a.dry_run) {
       if (sets_node_list(c) && !may_set) {
-        failed.insert(c.job);
+        not_run.insert(c.job);
         log.event("not_run", {{"job", c.job}, {"command", command_line(c.argv)}, {"why", c.why}},
                   fmt::format("not run: {} ({}): the state file could not record it first", command_line(c.argv), c.why));
         continue;
@@ -210,7 +206,7 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
                           error.empty() ? "" : " failed: " + error));
   }
   if (a.dry_run) return applied;
-  record.pins = pins_after(record.pins, d, jobs, failed, unknown);
+  record.pins = pins_after(record.pins, d, jobs, not_run, unknown);
   return save(record, record.pins, log) && applied;
 }
 
