@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cluster/cluster_spec.h"
+#include "core/error.h"
 #include "metrics/metrics.h"
 #include "policy/registry.h"
 #include "sim/engine.h"
@@ -86,6 +87,17 @@ inline trace::JobSpec user_job(const std::string& id, Seconds submit, Seconds du
 }
 
 inline cluster::ClusterSpec cluster_from(const std::string& yaml) { return cluster::parse_cluster(yaml, "test.yaml"); }
+
+// Runs `f`, which must throw InputError with `part` in its message.
+template <typename F>
+void expect_input_error(F f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one saying: " << part;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
 
 struct Outcome {
   metrics::RunMetrics run;
