@@ -105,7 +105,8 @@ void remove_stale_results(const std::filesystem::path& out, bool at_top, const s
     }
   }
   if (!removed.empty())
-    spdlog::info("--out {}: removed an earlier simulate's results that this one does not replace ({})", out.string(), fmt::join(removed, ", "));
+    spdlog::info("--out {}: removed an earlier simulate's results that this one does not replace ({})", out.string(),
+                 fmt::join(removed, ", "));
 }
 
 int run_simulate(const SimulateArgs& a) {

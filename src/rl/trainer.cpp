@@ -178,8 +178,8 @@ T config_field(const nlohmann::json& config, const std::string& key, std::option
   try {
     return config.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw InputError(fmt::format("'{}' is {}, not {}", key, config.at(key).dump(), std::is_same_v<T, bool> ? "true or false"
-                                                                                   : std::is_same_v<T, std::string> ? "a string" : "a number"));
+    const char* expected = std::is_same_v<T, bool> ? "true or false" : std::is_same_v<T, std::string> ? "a string" : "a number";
+    throw InputError(fmt::format("'{}' is {}, not {}", key, config.at(key).dump(), expected));
   }
 }
 

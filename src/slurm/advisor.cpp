@@ -311,7 +311,8 @@ std::vector<long long> band_priorities(const std::vector<long long>& current, lo
   // jobs find room between and around them for a long while.
   const long long stride = std::max(1LL, kBandWidth / (4 * (n + 1)));
   std::vector<long long> q(current.size());
-  const auto at = [&](long long i) { return i < 0 ? hi + 1 : i >= n ? lo - 1 : q[static_cast<std::size_t>(i)]; };  // the band's ends past the jobs
+  // The priority of job i, and the band's ends past the jobs.
+  const auto at = [&](long long i) { return i < 0 ? hi + 1 : i >= n ? lo - 1 : q[static_cast<std::size_t>(i)]; };
 
   // 1. Keep what fits. Jobs i < k both keep their priorities when p[i] - p[k] >= k - i (room for the jobs
   // between), that is when r = p + position does not increase from i to k: the kept jobs are a longest

@@ -39,7 +39,8 @@ std::optional<long long> job_id(const std::string& key) {
 }
 
 void check_not_folder(const std::string& path) {
-  if (std::error_code ec; std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("--state {}: is a folder; give a file's path", path));
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("--state {}: is a folder; give a file's path", path));
 }
 
 }  // namespace
