@@ -292,6 +292,11 @@ expect_full_disk 8 "full/sim/.*: cannot write" "$TMP/full" -- simulate --sample-
 # An output path that is a device, a pipe or a symbolic link is written through, never replaced by a file.
 expect 2 "/dev/full: cannot write the output file" -- generate --jobs 50 --out /dev/full
 [ -c /dev/full ] || fail "an output replaced /dev/full"
+# A result on stdout lost to a full disk is an error, not a success with nothing written.
+out=$("$RLTUNE" trace-stats --trace "$TMP/ok.csv" 2>&1 >/dev/full)
+got=$?
+[ "$got" -eq 2 ] || fail "trace-stats > /dev/full exited $got, expected 2: $out"
+echo "$out" | grep -q "cannot write the result to standard output (No space left on device)" || fail "trace-stats > /dev/full: $out"
 mkdir -p "$TMP/link-target" && ln -sf link-target/gen.csv "$TMP/gen-link.csv"
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen-link.csv"
 [ -L "$TMP/gen-link.csv" ] && cmp -s "$TMP/gen-link.csv" "$TMP/gen.csv" || fail "an output through a symbolic link replaced the link"
@@ -651,6 +656,32 @@ expect 2 "exp-nocol/summary.csv: no column 'vs_fcfs_ci_low'" -- report "$TMP/exp
 mkdir -p "$TMP/exp-word" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-word/"
 sed -i '2s/^\(\([^,]*,\)\{5\}\)[^,]*/\1lots/' "$TMP/exp-word/summary.csv"
 expect 2 "exp-word/summary.csv:2: field 'mean': value 'lots' is not a number" -- report "$TMP/exp-word"
+# Rows cut from summary.csv, a word in cdf.csv, a run under a policy the config lacks, a config.json of
+# the wrong shape: errors, where the report showed n/a, dropped points, or failed as an internal error.
+mkdir -p "$TMP/exp-rows" && cp "$TMP/exp"/*.csv "$TMP/exp"/config.json "$TMP/exp-rows/"
+head -n 20 "$TMP/exp/summary.csv" > "$TMP/exp-rows/summary.csv"
+expect 2 "exp-rows/summary.csv: has no [a-z0-9_]+ row for .* on helios / .*: it was cut or edited" -- report "$TMP/exp-rows"
+cp "$TMP/exp/summary.csv" "$TMP/exp-rows/" && sed -i '3s/,[^,]*$/,hello/' "$TMP/exp-rows/cdf.csv"
+expect 2 "exp-rows/cdf.csv:3: field 'value': value 'hello' is not a number" -- report "$TMP/exp-rows"
+cp "$TMP/exp/cdf.csv" "$TMP/exp-rows/" && sed -i '2s/,sjf,/,sjx,/;2s/,fcfs,/,sjx,/' "$TMP/exp-rows/runs.csv"
+expect 2 "exp-rows/runs.csv:2: field 'policy': value 'sjx' is no policy of workload helios" -- report "$TMP/exp-rows"
+cp "$TMP/exp/runs.csv" "$TMP/exp-rows/" && echo '[]' > "$TMP/exp-rows/config.json"
+expect 2 "exp-rows/config.json: unreadable experiment config" -- report "$TMP/exp-rows"
+# Two baselines whose names make one file name get a figure each; a cluster file named without
+# ".yaml" is read beside the config, as every path there is.
+mkdir -p "$TMP/exp-names" && cp "$(dirname "$0")/../configs/clusters/helios.yaml" "$TMP/exp-names/mycluster"
+cat > "$TMP/exp-names/e.yaml" <<YAML
+windows: {count: 2, length: 32}
+policies: [{name: "a,b", priority: fcfs}, {name: a_b, priority: sjf}, f1]
+baselines: ["a,b", a_b]
+workloads: [{cluster: mycluster, trace: {generate: {jobs: 500}}}]
+YAML
+expect 0 "6 runs" -- experiment --config "$TMP/exp-names/e.yaml" --out "$TMP/exp-names/out" --quiet
+if command -v gnuplot > /dev/null; then
+  expect 0 "wrote .*/report.html" -- report "$TMP/exp-names/out"
+  [ -s "$TMP/exp-names/out/figures/improvement-helios-generated-helios-vs-a_b.svg" ] &&
+    [ -s "$TMP/exp-names/out/figures/improvement-helios-generated-helios-vs-a_b-2.svg" ] || fail "one figure per baseline: $(ls "$TMP/exp-names/out/figures")"
+fi
 # What only the outputs read may change behind --resume: every run is reused, the summary rewritten.
 mkdir -p "$TMP/exp-rebased" && cp -r "$TMP/exp"/* "$TMP/exp-rebased/" && touch "$TMP/exp-rebased/report.md"
 { cat "$TMP/exp.yaml"; echo "baselines: [sjf]"; echo "description: against sjf"; } > "$TMP/exp-rebased.yaml"

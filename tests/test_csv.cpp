@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/csv.h"
 #include "core/file.h"
@@ -36,6 +38,23 @@ TEST(Csv, ParsesIntegersStrictlyAndRoundsDecimals) {
   EXPECT_FALSE(csv::parse_int_rounding("12x").has_value());
   EXPECT_FALSE(csv::parse_int_rounding("").has_value());
   EXPECT_FALSE(csv::parse_int_rounding("nan").has_value());
+}
+
+// The limit is the line's bytes, with or without CRLF's '\r' (a line one byte over it was read).
+TEST(Csv, LineReaderLimitIsExact) {
+  const auto read = [](const std::string& text) {
+    std::istringstream in(text);
+    csv::LineReader lines(in, "t.csv", 4);
+    std::string_view line;
+    std::vector<std::string> out;
+    while (lines.next(line)) out.emplace_back(line);
+    return out;
+  };
+  EXPECT_EQ(read("abcd\nefgh"), (std::vector<std::string>{"abcd", "efgh"}));
+  EXPECT_EQ(read("abcd\r\n"), (std::vector<std::string>{"abcd\r"}));
+  for (const char* over : {"abcde\n", "abcde", "ab\nabcde\r\n", "abcdef\n"})
+    testing::expect_input_error([&] { read(over); }, "the line is longer than 4 bytes");
+  testing::expect_input_error([&] { read("ok\nabcde\n"); }, "t.csv:2");
 }
 
 TEST(Csv, QuotesFieldsOnlyWhenNeeded) {

@@ -42,8 +42,13 @@ TEST(Datetime, ParsesCalendarTimesAsUtc) {
   EXPECT_EQ(parse_datetime("2017-10-03 12:06:27"), 1507032387);
   EXPECT_EQ(parse_datetime("2020-02-29T23:59:59.25"), 1583020799);
   EXPECT_EQ(parse_datetime(" 2000-03-01 00:00:00\r"), 951868800);
+  // A fraction rounds to the nearest second (half up), as the README says every time does.
+  EXPECT_EQ(parse_datetime("2017-10-03 12:06:27.499"), 1507032387);
+  EXPECT_EQ(parse_datetime("2017-10-03 12:06:27.5"), 1507032388);
+  EXPECT_EQ(parse_datetime("2020-02-29T23:59:59.9"), 1583020800);  // into March 1st
   for (const char* bad : {"", "None", "2017-13-01 00:00:00", "2019-02-29 00:00:00", "2017-10-03 24:00:00",
-                          "2017-10-03", "2017/10/03 12:06:27", "2017-10-03 12:06:27x", "99999-01-01 00:00:00"})
+                          "2017-10-03", "2017/10/03 12:06:27", "2017-10-03 12:06:27x", "99999-01-01 00:00:00",
+                          "2017-10-03 12:06:27.", "2017-10-03 12:06:27.5x", "2017-10-03 12:06:27,5"})
     EXPECT_FALSE(parse_datetime(bad)) << bad;
 }
 

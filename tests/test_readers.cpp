@@ -174,11 +174,32 @@ TEST(CanonicalReader, ErrorsNameFileLineFieldAndValue) {
       // Ignored as an unknown column, VC would leave every job without one.
       {"job_id,submit_time,duration,num_gpus,VC\na,1,1,1,b\n", {"t.csv:1", "field 'VC'", "would be ignored: the column is named 'vc'"}},
       {"job_id,Submit_Time,duration,num_gpus\na,1,1,1\n", {"t.csv:1", "field 'Submit_Time'", "named 'submit_time'"}},
+      // Auto-detection reads a header in other letter case as its format's, whose reader names the column.
+      {"Job_ID,submit_time,duration,num_gpus\na,1,1,1\n", {"t.csv:1", "field 'Job_ID'", "named 'job_id'"}},
   };
   for (const auto& c : cases) {
     const std::string message = error_of(c.text);
     for (const auto& part : c.expected_parts) EXPECT_NE(message.find(part), std::string::npos) << message << " / " << part;
   }
+}
+
+// An ignored column may repeat: which copy holds it does not matter.
+TEST(CanonicalReader, IgnoredColumnsMayRepeat) {
+  const Trace t = read("job_id,submit_time,duration,num_gpus,note,note\na,1,1,1,x,y\n");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].gpus, 1);
+}
+
+// Every reader keeps to the canonical reader's 1e6 GPUs, so that what convert writes reads back.
+TEST(Readers, GpuCountsPastTheCanonicalLimitAreRefused) {
+  ReadOptions swf = format("swf");
+  swf.gpus_per_proc = 2;
+  const std::string row = "1 0 5 100 600000 -1 -1 600000 200 -1 1 3 -1 -1 2 -1 -1 -1\n";
+  const std::string message = error_of("; SWF\n" + row, swf);
+  for (const char* part : {"t.csv:2", "num_gpus", "'1200000'", "out of range (at most 1e6 GPUs)"})
+    EXPECT_NE(message.find(part), std::string::npos) << message << " / " << part;
+  swf.gpus_per_proc = 1;
+  EXPECT_EQ(read("; SWF\n" + row, swf).jobs.at(0).gpus, 600000);
 }
 
 TEST(CanonicalReader, SkipInvalidCountsRowsByReason) {

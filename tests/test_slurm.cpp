@@ -63,6 +63,10 @@ TEST(SlurmState, ParsesGres) {
   EXPECT_EQ(slurm::parse_gres("gres:gpu").count, 1);
   EXPECT_EQ(slurm::parse_gres("gres:gpu:v100").count, 1);
   EXPECT_EQ(slurm::parse_gres("gres:gpu:v100").type, "v100");
+  // Untyped GPUs with device files: Slurm 22.05 writes their used GRES with a "(null)" type.
+  EXPECT_EQ(slurm::parse_gres("gpu:(null):2(IDX:0-1)").count, 2);
+  EXPECT_EQ(slurm::parse_gres("gpu:(null):2(IDX:0-1)").type, "");
+  EXPECT_EQ(slurm::parse_gres("gpu:(null):0(IDX:N/A)").count, 0);
 }
 
 // Numbers Slurm never writes are refused or read as what they mean, never wrapped.
@@ -549,6 +553,16 @@ TEST(SacctReader, RejectsOutOfRangeValuesAndRoundsGpusUp) {
   EXPECT_EQ(t.jobs[0].cpus, 3);
   EXPECT_EQ(t.jobs[1].duration, 90 * 60);  // a leading part may exceed its unit
   EXPECT_EQ(t.jobs[1].gpus, 1);
+  // The typed GPUs' sum is bounded as each count is: convert wrote 1,200,000, which no reader took back.
+  EXPECT_NE(error("1:00:00", "gres/gpu:a100=600000,gres/gpu:v100=600000").find("1200000 GPUs of several types is out of range"),
+            std::string::npos);
+  // A fraction of a second rounds to the nearest, as the README says times do (it was dropped).
+  EXPECT_NE(error("00:00:10.x", "gres/gpu=1").find("Elapsed"), std::string::npos);
+  testing::TempFile fractions("frac.txt", header + row("00:00:10.9", "gres/gpu=1") + row("00:00:10.4", "gres/gpu=1", "2"));
+  const trace::Trace f = trace::read_traces({fractions.path.string()}, {});
+  ASSERT_EQ(f.jobs.size(), 2u);
+  EXPECT_EQ(f.jobs[0].duration, 11);
+  EXPECT_EQ(f.jobs[1].duration, 10);
 }
 
 // Slurm's "D-HH" and "D-HH:MM" (hours after a day count, not minutes and seconds); End before Start names End.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -141,6 +142,19 @@ void check_out_dir(const std::string& out, const std::string& command) {
                                  out, command));
 }
 
+namespace {
+// A result lost on its way out (`> file` on a full disk, a closed terminal) is a failure, not a
+// success with nothing written: flushed and checked before the exit code is decided.
+void check_stdout_written() {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed)
+    throw InputError(fmt::format("cannot write the result to standard output{}",
+                                 errno != 0 ? fmt::format(" ({})", std::generic_category().message(errno)) : ""));
+}
+}  // namespace
+
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds) {
   CLI::App app{"rltune: schedule deep-learning jobs on heterogeneous GPU clusters, by trace-driven simulation", "rltune"};
   app.set_version_flag("--version", std::string("rltune ") + RLTUNE_VERSION);
@@ -178,7 +192,9 @@ int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& ad
       if (command.app->parsed()) {
         comm = &world();
         if (comm->size() > 1) join_ranks(*comm, command.app->get_name(), argc, argv);
-        return command.run();
+        const int status = command.run();
+        if (comm->rank() == 0) check_stdout_written();  // the other ranks discard theirs
+        return status;
       }
   } catch (const RanksFailed& e) {  // every rank failed with it: rank 0 says why
     if (comm->rank() == 0) std::cerr << "rltune: " << (e.input ? "error: " : "internal error: ") << e.what() << '\n';

@@ -46,7 +46,8 @@ int run_experiment(const ExperimentArgs& a) {
   for (const auto& w : config.workloads) runs += w.policies.size() * static_cast<std::size_t>(w.windows.count);
   const std::string ranks = comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : "";
   std::cout << fmt::format("experiment {}: {} workloads, {} runs on {} threads{}\n", config.name, config.workloads.size(),
-                           runs, a.jobs, ranks);
+                           runs, a.jobs, ranks)
+            << std::flush;  // to a file, it would be lost with the buffer when the run is stopped
   const experiment::Outcome o =
       experiment::run_experiment(config, a.out, {.jobs = a.jobs, .resume = a.resume, .progress = !a.quiet}, comm);
   // The summary tables, as summary.md holds them (Markdown reads well on a terminal too).

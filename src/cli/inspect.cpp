@@ -193,14 +193,16 @@ void print_offered_load(const cluster::ClusterSpec& cluster, std::span<const tra
     total_work += work;
     for (const PoolId p : eligible) pool_work[p] += work / static_cast<double>(eligible.size());
   }
-  const double span = std::max<double>(1, static_cast<double>(last - first));
-  std::cout << fmt::format("\noffered load on cluster {} ({} GPUs): {:.2f}\n", cluster.name, cluster.total_gpus(),
-                           total_work / (span * cluster.total_gpus()));
+  const double span = static_cast<double>(last - first);
+  // Jobs that all arrive in one second have no arrival rate: a load over a 1 s span would be nonsense.
+  const auto load = [&](double work, int gpus) { return span > 0 ? fmt::format("{:.2f}", work / (span * gpus)) : std::string("n/a"); };
+  std::cout << fmt::format("\noffered load on cluster {} ({} GPUs): {}{}\n", cluster.name, cluster.total_gpus(),
+                           load(total_work, cluster.total_gpus()), span > 0 ? "" : " (every job arrives at the same second)");
   for (std::size_t p = 0; p < cluster.pools.size(); ++p)
-    std::cout << fmt::format("  pool {:<10} {:>5} GPUs  load {:.2f}\n", cluster.pools[p].name,
-                             cluster.pools[p].total_gpus(), pool_work[p] / (span * cluster.pools[p].total_gpus()));
+    std::cout << fmt::format("  pool {:<10} {:>5} GPUs  load {}\n", cluster.pools[p].name, cluster.pools[p].total_gpus(),
+                             load(pool_work[p], cluster.pools[p].total_gpus()));
   for (const auto& [reason, n] : rejected) std::cout << fmt::format("  would be rejected: {} x {}\n", n, reason);
-  if (const double p99 = metrics::quantile(durations, 0.99); span < p99)
+  if (const double p99 = metrics::quantile(durations, 0.99); span > 0 && span < p99)
     spdlog::warn("the jobs arrive within {}, less than the p99 duration ({}): much of the work runs after the last "
                  "arrival, so the offered load overstates how contended the cluster is",
                  report::human_duration(span), report::human_duration(p99));
@@ -309,7 +311,8 @@ int run_generate(const GenerateArgs& a) {
   trace::write_canonical(text, t.jobs);
   report::write_file(a.out, text.str());
   std::cout << fmt::format("wrote {} jobs like {} at offered load {} on {} ({} GPUs), seed {}, to {}\n", t.jobs.size(),
-                           model.name, a.load, cluster.name, cluster.total_gpus(), a.seed, a.out);
+                           model.name, t.jobs.size() > 1 ? fmt::format("{}", a.load) : "n/a (one job has no arrival rate)",
+                           cluster.name, cluster.total_gpus(), a.seed, a.out);
   print_offered_load(cluster, t.jobs);  // the target is the cluster's; its pools may differ
   return 0;
 }

@@ -115,15 +115,18 @@ bool LineReader::next(std::string_view& line) {
   const auto read = static_cast<std::size_t>(in_.gcount());
   if (read == 0 && in_.eof()) return false;
   ++number_;
-  const bool too_long = in_.fail() && !in_.eof();
+  bool too_long = in_.fail() && !in_.eof();
   const std::size_t length = too_long || in_.eof() ? read : read - 1;  // without the '\n' getline took
+  // The buffer holds one byte more than the limit, for CRLF's '\r': a line without one may fill it.
+  const std::size_t max_bytes = size_ - 2;
+  too_long = too_long || length - (length > 0 && buffer_[length - 1] == '\r') > max_bytes;
   if (std::memchr(buffer_.get(), '\0', length) != nullptr)
     throw InputError::at(file_, number_, "", "", "holds a NUL byte: binary data or UTF-16 text, not a UTF-8 trace");
   if (too_long)
     throw InputError::at(file_, number_, "", "",
                          fmt::format("the line is longer than {} bytes: is this a trace file? (raise the limit with "
                                      "--max-line-bytes, or max_line_bytes in an experiment's trace)",
-                                     size_ - 2));
+                                     max_bytes));
   line = std::string_view(buffer_.get(), length);
   return true;
 }

@@ -29,6 +29,14 @@ bool number(std::string_view text, std::size_t pos, std::size_t digits, int& out
 
 }  // namespace
 
+std::optional<int> rounded_fraction(std::string_view fraction) {
+  if (fraction.empty()) return 0;
+  if (fraction.size() == 1 || fraction[0] != '.') return std::nullopt;
+  for (const char c : fraction.substr(1))
+    if (c < '0' || c > '9') return std::nullopt;
+  return fraction[1] >= '5' ? 1 : 0;
+}
+
 std::optional<std::int64_t> parse_datetime(std::string_view t) {
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
@@ -37,17 +45,14 @@ std::optional<std::int64_t> parse_datetime(std::string_view t) {
       !number(t, 8, 2, day) || (t[10] != ' ' && t[10] != 'T') || !number(t, 11, 2, hour) || t[13] != ':' ||
       !number(t, 14, 2, minute) || t[16] != ':' || !number(t, 17, 2, second))
     return std::nullopt;
-  if (t.size() > 19) {  // optional fraction ".123"
-    if (t[19] != '.' || t.size() == 20) return std::nullopt;
-    for (std::size_t i = 20; i < t.size(); ++i)
-      if (t[i] < '0' || t[i] > '9') return std::nullopt;
-  }
+  const auto half_up = rounded_fraction(t.substr(19));  // optional ".123", rounded to the nearest second
+  if (!half_up) return std::nullopt;
   constexpr int kDaysIn[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (month < 1 || month > 12 || day < 1) return std::nullopt;
   if (day > kDaysIn[month - 1] + (month == 2 && leap(year))) return std::nullopt;
   if (hour > 23 || minute > 59 || second > 60) return std::nullopt;  // 60: a leap second, as logged
   return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 + hour * 3600 +
-         minute * 60 + second;
+         minute * 60 + second + *half_up;
 }
 
 }  // namespace rltune

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "cluster/cluster_spec.h"
+#include "cluster/presets.h"
 #include "cluster/yaml_check.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -303,8 +305,9 @@ Json policy_json(const PolicySpec& s) {
   return j;
 }
 
+// A cluster that is no preset names a file, relative to the config's folder as every path there is.
 bool is_file_name(const std::string& s) {
-  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+  return std::ranges::none_of(cluster::presets(), [&](const auto& preset) { return preset.name == s; });
 }
 
 }  // namespace

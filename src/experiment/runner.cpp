@@ -140,7 +140,8 @@ class SeriesRecorder final : public sim::Observer {
 
 }  // namespace
 
-void draw_windows(const WindowSpec& ws, LoadedWorkload& l) {
+void draw_windows(const WindowSpec& ws, LoadedWorkload& l, const std::string& name) {
+  const std::string which = name.empty() ? "" : fmt::format("workload {}: ", name);
   l.starts.clear();
   l.train_split = ws.train_split;
   if (ws.whole) {
@@ -157,15 +158,15 @@ void draw_windows(const WindowSpec& ws, LoadedWorkload& l) {
     // again, which narrows the paired intervals without new evidence.
     const std::set<std::size_t> distinct(l.starts.begin(), l.starts.end());
     if (distinct.size() < l.starts.size())
-      spdlog::warn("{} of the {} windows of {} jobs repeat another window (the {} split offers few starts): paired intervals "
-                   "count them as independent; ask for fewer or shorter windows, or a longer trace",
-                   l.starts.size() - distinct.size(), l.starts.size(), l.length, sim::to_string(ws.split));
+      spdlog::warn("{}{} of the {} windows of {} jobs repeat another window (the {} split offers few starts): paired "
+                   "intervals count them as independent; ask for fewer or shorter windows, or a longer trace",
+                   which, l.starts.size() - distinct.size(), l.starts.size(), l.length, sim::to_string(ws.split));
   }
   // A window near the trace's start has fewer jobs before it than the warm-up asks for: colder than the rest.
   const auto cold = std::ranges::count_if(l.starts, [&](std::size_t start) { return start < static_cast<std::size_t>(ws.warmup); });
   if (cold > 0)
-    spdlog::warn("{} of the {} windows start before job {}, so fewer than the {} warm-up jobs precede them", cold, l.starts.size(),
-                 ws.warmup, ws.warmup);
+    spdlog::warn("{}{} of the {} windows start before job {}, so fewer than the {} warm-up jobs precede them", which, cold,
+                 l.starts.size(), ws.warmup, ws.warmup);
 }
 
 LoadedWorkload load_workload(const Workload& w) {
@@ -192,7 +193,7 @@ LoadedWorkload load_workload(const Workload& w) {
                  w.cluster_label, t.label, unknown, l.trace.jobs.size(), fmt::join(requested, ", "));
   const WindowSpec& ws = w.windows;
   try {
-    draw_windows(ws, l);
+    draw_windows(ws, l, fmt::format("{}/{}", w.cluster_label, t.label));
   } catch (const InputError& e) {
     if (ws.whole) throw InputError(fmt::format("{}: length all: workload {}/{}: {}", ws.where, w.cluster_label, t.label, e.what()));
     throw InputError(fmt::format("{}: windows of {} jobs: workload {}/{} ({} jobs): {}", ws.where, ws.length, w.cluster_label,

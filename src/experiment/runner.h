@@ -65,8 +65,8 @@ LoadedWorkload load_workload(const Workload& workload);
 // warning when measured jobs are in-sample; InputError naming the policy's config line.
 std::vector<sim::EngineOptions> prepared_engines(const Workload& workload, const LoadedWorkload& loaded);
 // Draws `spec`'s windows over `loaded`'s jobs (from spec.seed, as training draws them), or takes the whole
-// split as one window; InputError when the split cannot hold them.
-void draw_windows(const WindowSpec& spec, LoadedWorkload& loaded);
+// split as one window; InputError when the split cannot hold them. `name` (cluster/trace) heads its warnings.
+void draw_windows(const WindowSpec& spec, LoadedWorkload& loaded, const std::string& name = "");
 
 // The models that the workloads' policies name (rl:PATH, rl-sampled:PATH), each loaded once, by path.
 using Models = std::map<std::string, rl::PolicyFile>;

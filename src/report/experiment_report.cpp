@@ -98,6 +98,18 @@ std::string file_name(std::string s) {
   return s;
 }
 
+// Names made safe and unique as file names: "a/b" after "a:b" (both "a_b") becomes "a_b-2".
+std::vector<std::string> unique_file_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  std::set<std::string> used;
+  for (const std::string& name : names) {
+    std::string file = file_name(name);
+    for (int k = 2; !used.insert(file).second; ++k) file = file_name(name) + fmt::format("-{}", k);
+    out.push_back(std::move(file));
+  }
+  return out;
+}
+
 struct WorkloadInfo {
   std::string cluster, trace;
   std::string windows;  // "50 windows of 256 jobs (split test)"
@@ -121,11 +133,10 @@ std::vector<WorkloadInfo> workloads(const Json& config) {
     for (const auto& p : w.at("policies")) info.policies.push_back(p.at("name").get<std::string>());
     out.push_back(std::move(info));
   }
-  std::set<std::string> used;
-  for (auto& info : out) {
-    info.file = file_name(info.cluster + "-" + info.trace);
-    for (int k = 2; !used.insert(info.file).second; ++k) info.file = file_name(info.cluster + "-" + info.trace) + fmt::format("-{}", k);
-  }
+  std::vector<std::string> names;
+  for (const auto& info : out) names.push_back(info.cluster + "-" + info.trace);
+  const std::vector<std::string> files = unique_file_names(names);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].file = files[i];
   return out;
 }
 
@@ -139,6 +150,9 @@ struct SummaryIndex {
     const std::size_t c = t.column("cluster"), tr = t.column("trace"), p = t.column("policy"), m = t.column("metric");
     for (std::size_t i = 0; i < t.rows.size(); ++i) index[{t.rows[i][c], t.rows[i][tr], t.rows[i][p], t.rows[i][m]}] = i;
   }
+  bool has(const WorkloadInfo& w, const std::string& policy, const std::string& metric) const {
+    return index.count({w.cluster, w.trace, policy, metric}) > 0;
+  }
   // The cell, or "" when the row or column is absent.
   std::string get(const WorkloadInfo& w, const std::string& policy, const std::string& metric, const std::string& column) const {
     const auto it = index.find({w.cluster, w.trace, policy, metric});
@@ -151,6 +165,10 @@ struct SummaryIndex {
     return csv::parse_double(get(w, policy, metric, column));
   }
 };
+
+// The summary.csv metrics the report's tables and figures read.
+constexpr const char* kReportedMetrics[] = {"avg_wait_s", "p95_wait_s",      "avg_jct_s",        "avg_bsld",
+                                            "p95_bsld",   "gpu_utilization", "avg_fragmentation"};
 
 std::vector<Section> summary_sections(const Json& config, const CsvTable& csv) {
   const SummaryIndex s(csv);
@@ -343,6 +361,50 @@ constexpr MetricPanel kBoxPanels[] = {{"avg_wait_s", "average wait per window (h
 
 // What the box plots read: a completed run has a finite number in each of these columns. Anything else
 // (empty, nan, inf, text) was edited in, and leaving the run out would shrink a box without a word.
+// Cells of `columns` hold numbers where they hold anything.
+void check_numbers(const CsvTable& table, const std::vector<std::string>& columns) {
+  for (const std::string& name : columns) {
+    const std::size_t c = table.column(name);  // InputError naming the file and the column
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+      if (const std::string& cell = table.rows[r][c]; !cell.empty() && !csv::parse_double(cell))
+        throw InputError::at(table.source, table.row_lines[r], name, cell, "is not a number");
+  }
+}
+
+// What the experiment writes, row for row: each run of a workload's policy in runs.csv, and each
+// summary row the report reads. A file cut or edited by hand would show n/a or a box short of its
+// windows, and look complete.
+void check_rows(const CsvTable& runs, const SummaryIndex& summary, const std::vector<WorkloadInfo>& infos,
+                const std::vector<std::size_t>& windows) {
+  const std::string again = "it was cut or edited; `rltune experiment --resume` with the same config writes it again";
+  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> expected, found;
+  for (std::size_t w = 0; w < infos.size(); ++w)
+    for (const std::string& p : infos[w].policies) expected[{infos[w].cluster, infos[w].trace, p}] += windows[w];
+  std::size_t total = 0;
+  for (const auto& [key, n] : expected) total += n;
+  if (runs.rows.size() != total)
+    throw InputError(fmt::format("{}: holds {} runs where config.json describes {} (workloads x policies x windows): {}", runs.source,
+                                 runs.rows.size(), total, again));
+  const std::size_t cc = runs.column("cluster"), tc = runs.column("trace"), pc = runs.column("policy");
+  for (std::size_t i = 0; i < runs.rows.size(); ++i) {
+    const auto& r = runs.rows[i];
+    if (!expected.count({r[cc], r[tc], r[pc]}))
+      throw InputError::at(runs.source, runs.row_lines[i], "policy", r[pc],
+                           fmt::format("is no policy of workload {} / {} in config.json: {}", r[cc], r[tc], again));
+    ++found[{r[cc], r[tc], r[pc]}];
+  }
+  for (const auto& [key, n] : expected)
+    if (found[key] != n)
+      throw InputError(fmt::format("{}: holds {} runs of {} on {} / {} where config.json describes {}: {}", runs.source, found[key],
+                                   std::get<2>(key), std::get<0>(key), std::get<1>(key), n, again));
+  for (const WorkloadInfo& w : infos)
+    for (const std::string& p : w.policies)
+      for (const char* metric : kReportedMetrics)
+        if (!summary.has(w, p, metric))
+          throw InputError(fmt::format("{}: has no {} row for {} on {} / {}: {}", summary.table.source, metric, p, w.cluster, w.trace,
+                                       again));
+}
+
 void check_run_values(const CsvTable& runs) {
   const std::size_t sc = runs.column("status");
   for (std::size_t i = 0; i < runs.rows.size(); ++i)  // a status edited to "Completed" would drop its run
@@ -433,14 +495,15 @@ void cdf_figure(Script& s, const WorkloadInfo& w, const CsvTable& cdf) {
   s.figures.push_back(std::move(f));
 }
 
-void improvement_figure(Script& s, const WorkloadInfo& w, const SummaryIndex& summary, const std::string& baseline) {
+void improvement_figure(Script& s, const WorkloadInfo& w, const SummaryIndex& summary, const std::string& baseline,
+                        const std::string& baseline_file) {
   const std::pair<const char*, const char*> metrics[] = {
       {"avg_wait_s", "avg wait"}, {"avg_jct_s", "avg JCT"}, {"avg_bsld", "avg bsld"}, {"gpu_utilization", "GPU util"}};
   std::vector<std::size_t> others;
   for (std::size_t p = 0; p < w.policies.size(); ++p)
     if (w.policies[p] != baseline) others.push_back(p);
   if (others.empty()) return;
-  Figure f{fmt::format("improvement-{}-vs-{}", w.slug(), file_name(baseline)),
+  Figure f{fmt::format("improvement-{}-vs-{}", w.slug(), baseline_file),
            fmt::format("Improvement over {} with 95% paired bootstrap intervals (positive = better; values beyond "
                        "+-{:.0f}% are cut at the axis and labelled)", baseline, kImprovementBound),
            1000, 520, ""};
@@ -741,30 +804,17 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   const CsvTable summary_csv = CsvTable::read((dir / "summary.csv").string());
   const CsvTable cdf = CsvTable::read((dir / "cdf.csv").string());
   const CsvTable series = CsvTable::read((dir / "timeseries.csv").string());
-  // Every column the report reads, with numbers where it has values: a column lost or renamed in an
-  // edit would otherwise read as n/a in every table and drop the improvement figures.
-  std::vector<std::string> needed{"windows", "mean", "p95"};
-  for (const std::string& b : baselines(config))
-    for (const char* part : {"_pct", "_ci_low", "_ci_high", "_pairs"}) needed.push_back("vs_" + b + part);
-  for (const std::string& name : needed) {
-    const std::size_t c = summary_csv.column(name);  // InputError naming the file and the column
-    for (std::size_t r = 0; r < summary_csv.rows.size(); ++r)
-      if (const std::string& cell = summary_csv.rows[r][c]; !cell.empty() && !csv::parse_double(cell))
-        throw InputError::at(summary_csv.source, summary_csv.row_lines[r], name, cell, "is not a number");
-  }
-  const SummaryIndex summary(summary_csv);
   // Everything the report reads from config.json, read before any figure is drawn: an edited file
   // that lacks a key fails here, with nothing written.
   std::vector<WorkloadInfo> infos;
-  std::vector<Section> sections;
+  std::vector<std::string> bases;
+  std::vector<std::size_t> windows;  // per workload
   std::string md;
-  std::size_t runs_expected = 0;  // workloads x policies x windows
   try {
     infos = workloads(config);
     for (const auto& w : config.at("workloads"))
-      runs_expected += w.at("policies").size() * (w.at("windows").at("length").is_string() ? 1 : w.at("windows").at("count").get<std::size_t>());
-    baselines(config);
-    sections = summary_sections(config, summary_csv);
+      windows.push_back(w.at("windows").at("length").is_string() ? 1 : w.at("windows").at("count").get<std::size_t>());
+    bases = baselines(config);
     md = intro_markdown(config);
     html_page(config, "");
   } catch (const InputError&) {
@@ -772,19 +822,25 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
   } catch (const std::exception& e) {
     throw InputError(fmt::format("{}: unreadable experiment config: {}", (dir / "config.json").string(), e.what()));
   }
-  // The experiment writes every run's row at its end; a shorter file was cut or edited, and its boxes would look complete.
-  if (runs.rows.size() != runs_expected)
-    throw InputError(fmt::format("{}: holds {} runs where config.json describes {} (workloads x policies x windows): it was cut or "
-                                 "edited; `rltune experiment --resume` with the same config writes it again",
-                                 runs.source, runs.rows.size(), runs_expected));
+  // Every column the report reads, with numbers where it has values: a column lost or renamed in an
+  // edit would otherwise read as n/a in every table and drop the improvement figures.
+  std::vector<std::string> needed{"windows", "mean", "p95"};
+  for (const std::string& b : bases)
+    for (const char* part : {"_pct", "_ci_low", "_ci_high", "_pairs"}) needed.push_back("vs_" + b + part);
+  check_numbers(summary_csv, needed);
+  check_numbers(cdf, {"quantile", "value"});
+  const SummaryIndex summary(summary_csv);
+  check_rows(runs, summary, infos, windows);
   check_run_values(runs);
+  const std::vector<Section> sections = summary_sections(config, summary_csv);
 
   Script script;
   std::vector<std::vector<std::string>> figures_of(infos.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const std::size_t before = script.figures.size();
     box_figure(script, infos[i], runs);
-    for (const auto& b : baselines(config)) improvement_figure(script, infos[i], summary, b);
+    const std::vector<std::string> base_files = unique_file_names(bases);
+    for (std::size_t b = 0; b < bases.size(); ++b) improvement_figure(script, infos[i], summary, bases[b], base_files[b]);
     cdf_figure(script, infos[i], cdf);
     timeline_figure(script, infos[i], series);
     for (std::size_t f = before; f < script.figures.size(); ++f) figures_of[i].push_back(script.figures[f].name);

@@ -113,6 +113,8 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
 GresGpus parse_gres(const std::string& gres) {
   GresGpus g;
   for (std::string entry : split_top(gres, ',')) {
+    // An untyped GPU with device files is used as "gpu:(null):2(IDX:0-1)" (Slurm prints its null type).
+    if (const auto null_type = entry.find(":(null):"); null_type != std::string::npos) entry.erase(null_type, 7);
     entry = entry.substr(0, entry.find('('));  // "(IDX:0-7)", "(S:0-1)"
     for (const char* prefix : {"gres:", "gres/"})
       if (entry.starts_with(prefix)) entry = entry.substr(std::string(prefix).size());

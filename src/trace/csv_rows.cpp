@@ -26,7 +26,9 @@ void CsvRows::read_header(std::initializer_list<std::string_view> required, std:
     names_.clear();
     for (const auto& f : fields_) {
       const std::string name(csv::trim(f));
-      if (!name.empty() && column(name) >= 0)
+      // Which of two columns holds a field would be a guess; an ignored column may repeat.
+      const auto is = [&](std::string_view known) { return known == name; };
+      if (!name.empty() && column(name) >= 0 && (std::ranges::any_of(required, is) || std::ranges::any_of(optional, is)))
         throw InputError::at(sink_.file(), line(), name, "", "appears twice in the header row");
       names_.push_back(name);
     }

@@ -2,7 +2,7 @@
 //   {"jobid", "user", "vc", "status" (Pass/Killed/Failed), "submitted_time" ("YYYY-MM-DD HH:MM:SS"),
 //    "attempts": [{"start_time", "end_time", "detail": [{"ip", "gpus": [GPU ids]}]}]}
 // where a time may be null or the string "None" (an empty string is read the same way); times are UTC,
-// fractions of a second dropped. The real file holds 117,325 jobs, so it is streamed
+// fractions of a second rounded. The real file holds 117,325 jobs, so it is streamed
 // through nlohmann::json's SAX interface: only the job being read is in memory, never a DOM of the file.
 // A document that is one job object (not an array) is read as a one-job trace.
 //

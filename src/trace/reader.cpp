@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -52,6 +53,10 @@ void RowSink::add(JobSpec job) {
     if (const auto shown = with_control_character(type)) return bad_row(line, "gpu_type", *shown, "has a control character");
   if (job.submit < 0) return bad_row(line, "submit_time", std::to_string(job.submit), "must be >= 0");
   if (job.gpus < 0) return bad_row(line, "num_gpus", std::to_string(job.gpus), "must be >= 0");
+  // What the canonical reader accepts, so that every conversion reads back (SWF processors x
+  // --gpus-per-proc, or sacct's typed GPUs summed, may pass it).
+  if (job.gpus > 1'000'000) return bad_row(line, "num_gpus", std::to_string(job.gpus), "is out of range (at most 1e6 GPUs)");
+  if (job.cpus > 1'000'000) return bad_row(line, "num_cpus", std::to_string(job.cpus), "is out of range (at most 1e6 CPUs)");
   for (const auto& [field, value] : {std::pair{"submit_time", job.submit}, std::pair{"duration", job.duration},
                                      std::pair{"requested_time", job.requested_time}})
     if (value > kMaxTime || value < -kMaxTime)
@@ -225,6 +230,12 @@ Trace read_trace(std::istream& in, const std::string& name, const ReadOptions& o
         chosen = &r;
         break;
       }
+    // A header of lower-case names written in other letter case ("Job_ID"): that format's reader says
+    // which column is misnamed, better than "cannot tell".
+    std::string lowered = first;
+    std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const auto& r : readers())
+      if (!chosen && r.detect(lowered)) chosen = &r;
     if (!chosen)
       throw InputError(fmt::format("{}: cannot tell the trace format from its first line; pass --format ({})",
                                    name, known_reader_names()));

@@ -9,12 +9,14 @@
 //   submit, so only differences matter (a daylight-saving change inside the history shifts by an hour).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <set>
 #include <vector>
 
 #include "core/csv.h"
+#include "core/datetime.h"
 #include "core/error.h"
 #include "trace/csv_rows.h"
 #include "trace/formats.h"
@@ -33,7 +35,10 @@ std::optional<std::int64_t> slurm_duration(std::string_view text) {
     if (ec != std::errc() || end != text.data() + dash || days < 0 || days > 1'000'000) return std::nullopt;
     text.remove_prefix(dash + 1);
   }
-  text = text.substr(0, text.find('.'));
+  const auto dot = std::min(text.find('.'), text.size());
+  const auto half_up = rounded_fraction(text.substr(dot));  // "00:00:10.9": 11 s, as times are rounded
+  if (!half_up) return std::nullopt;
+  text = text.substr(0, dot);
   std::vector<std::int64_t> parts;  // most significant first
   while (!text.empty()) {
     const auto colon = text.find(':');
@@ -56,7 +61,7 @@ std::optional<std::int64_t> slurm_duration(std::string_view text) {
     if (parts[k] > 1'000'000'000) return std::nullopt;
     total = total * 60 + parts[k];
   }
-  return days * 86400 + total;
+  return days * 86400 + total + *half_up;
 }
 
 struct Tres {
@@ -102,6 +107,10 @@ std::optional<Tres> parse_tres(std::string_view text, std::string& problem) {
       } else {
         typed += *n;
         types.insert(key.substr(9));
+        if (typed > kMaxCount) {  // before many entries could wrap it
+          problem = fmt::format("{} GPUs of several types is out of range (0 to {:.0f})", typed, kMaxCount);
+          return std::nullopt;
+        }
       }
     } else if (key == "cpu") {
       const std::optional<int> n = count(*number);
