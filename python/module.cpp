@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -32,6 +35,7 @@
 #include "report/outputs.h"
 #include "rl/env.h"
 #include "rl/rl_policy.h"
+#include "sim/engine.h"
 #include "sim/window.h"
 #include "trace/reader.h"
 #include "workload/generator.h"
@@ -39,6 +43,98 @@
 
 namespace py = pybind11;
 using namespace rltune;
+
+// Daemon threads at exit. Python 3.11 ends a thread that waits for the GIL once the interpreter
+// finalises, by pthread_exit: an unwinding that std::terminate()s in a destructor (pybind11's GIL guards
+// retake the GIL in theirs), and a thread still simulating would use C++ statics that exit() destroys.
+// So at exit (atexit runs before finalising) `closing` is set and atexit waits until no thread is busy
+// in this module's C++ code without the GIL, or taking it, or calling Python from there: such a thread
+// stops at its next step (a simulation checks every 1,024 decisions) and sleeps for good instead, the
+// process ending.
+namespace gil {
+std::atomic<bool> closing{false};
+std::atomic<int> busy{0};      // over every thread
+thread_local int mine = 0;     // this thread's share of busy (sections nest: an Agent called from simulate)
+struct Closing {};             // thrown to leave a simulation when Python is closing
+
+[[noreturn]] void sleep_for_good() {
+  busy.fetch_sub(mine);
+  mine = 0;
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+// Counts the caller as busy, or never returns once Python is closing.
+void begin() {
+  busy.fetch_add(1);  // sequentially consistent with closing's store: one of the two sees the other
+  ++mine;
+  if (closing.load()) sleep_for_good();
+}
+
+void end() {
+  --mine;
+  busy.fetch_sub(1);
+}
+
+// py::gil_scoped_release, safe at exit.
+class Released {
+ public:
+  Released() : state_(PyEval_SaveThread()) { begin(); }
+  ~Released() {
+    if (closing.load()) sleep_for_good();  // also while an exception (Closing) leaves the section
+    PyEval_RestoreThread(state_);
+    end();
+  }
+  Released(const Released&) = delete;
+  Released& operator=(const Released&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// py::gil_scoped_acquire, safe at exit: for a thread without the GIL calling into Python.
+class Acquired {
+ public:
+  Acquired() {
+    begin();
+    state_ = PyGILState_Ensure();
+  }
+  ~Acquired() {
+    PyGILState_Release(state_);
+    end();
+  }
+  Acquired(const Acquired&) = delete;
+  Acquired& operator=(const Acquired&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
+// Registered with atexit; called with the GIL.
+void on_exit() {
+  closing.store(true);
+  const py::gil_scoped_release release;  // not finalising yet: retaking it is safe here
+  while (busy.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+// Lets a simulation stop part-way: at Ctrl-C (Python's signal handlers run, with the GIL, at most every
+// 0.1 s) and when Python is closing. Checked every 1,024 decisions, which cost microseconds each.
+class Interruptible final : public sim::Observer {
+ public:
+  void on_decision(Seconds, double) override {
+    if (++decisions_ % 1024 != 0) return;
+    if (closing.load()) throw Closing{};
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::milliseconds(100);
+    const Acquired held;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // KeyboardInterrupt, say
+  }
+
+ private:
+  long long decisions_ = 0;
+  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+};
+}  // namespace gil
 
 namespace {
 struct Cluster;
@@ -159,15 +255,21 @@ std::optional<std::uint64_t> optional_seed(const py::handle& value) {
 // The jobs an environment or a simulation runs: a Trace, a trace file, or (`generated`, a dict of
 // like/jobs/load/seed) a generated workload; neither = the cluster's generated family, 20,000 jobs at
 // load 0.9, seed 1 (as `rltune train`).
-Trace as_trace(const Cluster& cluster, const py::object& trace, const py::object& generated) {
+// The jobs of `trace` (a Trace or a file name), or generated: `generated`'s keys over the defaults
+// (rltune train's workload for the environments, rltune simulate's for simulate).
+struct GeneratedDefaults {
+  int jobs = 20000;
+  std::uint64_t seed = 1;
+};
+Trace as_trace(const Cluster& cluster, const py::object& trace, const py::object& generated, GeneratedDefaults defaults = {}) {
   if (!trace.is_none() && !generated.is_none()) throw InputError("give trace or generated, not both");
   if (py::isinstance<Trace>(trace)) return trace.cast<Trace>();
   if (const auto path = path_text(trace)) return read_trace({*path}, {});
   if (!trace.is_none()) throw InputError("trace: expected a Trace or a file name");
   std::string like;
-  int jobs = 20000;
+  int jobs = defaults.jobs;
   double load = 0.9;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = defaults.seed;
   if (!generated.is_none()) {
     if (!py::isinstance<py::dict>(generated)) throw InputError("generated: expected a dict of like, jobs, load and seed");
     const auto g = generated.cast<py::dict>();
@@ -238,7 +340,7 @@ struct Agent {
     spec.agent.commit = commit;
     const int width = rl::feature_count(spec.agent.observation.features), count = actions();
     auto rank = [fn = fn, name = name, width, count](const rl::Observation& obs, std::span<float> out) {
-      const py::gil_scoped_acquire gil;  // simulate runs without it
+      const gil::Acquired held;  // simulate runs without it
       py::array_t<float> values({rl::kSlots, width});
       std::memcpy(values.mutable_data(), obs.values.data(), sizeof(float) * rl::kSlots * static_cast<std::size_t>(width));
       py::array_t<bool> mask(count);
@@ -248,9 +350,18 @@ struct Agent {
       const char kind = raw ? raw.dtype().kind() : '?';  // real numbers only: no strings, no complex values
       using Scores = py::array_t<double, py::array::c_style | py::array::forcecast>;
       const Scores scores = kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' ? Scores::ensure(raw) : Scores();
-      if (!scores || scores.ndim() != 1 || scores.shape(0) != count)
-        throw InputError(fmt::format("agent {}: returned {}; expected {} scores, one real number per action", name,
-                                     py::repr(result).cast<std::string>().substr(0, 80), count));
+      if (!scores || scores.ndim() != 1 || scores.shape(0) != count) {
+        std::string why;  // numpy's own reason, when it could not read the result at all (a tensor that requires grad, say)
+        if (!raw) try {
+            py::module_::import("numpy").attr("asarray")(result);
+          } catch (const py::error_already_set& e) {
+            const std::string text = e.what();
+            why = fmt::format(" (numpy: {})", text.substr(0, text.find('\n')));
+          }
+        std::string shown = py::repr(result).cast<std::string>().substr(0, 80);
+        std::replace(shown.begin(), shown.end(), '\n', ' ');
+        throw InputError(fmt::format("agent {}: returned {}; expected {} scores, one real number per action{}", name, shown, count, why));
+      }
       const double* v = scores.data();
       for (int a = 0; a < count; ++a)
         if (std::isnan(v[a])) throw InputError(fmt::format("agent {}: score {} is NaN", name, a));
@@ -574,7 +685,7 @@ class VecEnv {
     Outputs out = outputs();
     const Buffers buffers = out.buffers();
     {
-      const py::gil_scoped_release release;
+      const gil::Released release;
       const std::lock_guard lock(in_use_);
       broken_ = true;  // until every environment has started again
       team_.for_each(
@@ -610,7 +721,7 @@ class VecEnv {
     Outputs out = outputs();
     const Buffers buffers = out.buffers();
     {
-      const py::gil_scoped_release release;
+      const gil::Released release;
       const std::lock_guard lock(in_use_);
       if (broken_) throw InputError("an earlier step or reset failed part-way: call reset() first");
       for (std::size_t i = 0; i < envs_.size(); ++i)  // check all before any moves
@@ -801,7 +912,8 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
   take(warmup_arg, "warmup", warmup);
   take(seed_arg, "seed", seed);
   const Cluster cluster = as_cluster(cluster_arg);
-  const Trace trace = as_trace(cluster, trace_arg, generated);
+  // As `rltune simulate --seed N`: 2,000 jobs generated with seed N unless `generated` says otherwise.
+  const Trace trace = as_trace(cluster, trace_arg, generated, {.jobs = 2000, .seed = seed});
   const auto windows = sim::parse_windows(window_texts, trace.trace->jobs.size(), warmup);
   experiment::ProfileSettings settings;
   std::set<std::string> given;
@@ -851,8 +963,10 @@ py::dict simulate(const py::object& cluster_arg, const py::object& trace_arg, co
     const auto scheduler = e.agent ? e.agent->profile(e.options) : policy::make_profile(e.options);
     std::vector<metrics::RunMetrics> runs;
     {
-      const py::gil_scoped_release release;
-      runs = experiment::run_windows(*cluster.spec, trace.trace->jobs, windows, static_cast<std::size_t>(warmup), engine, *scheduler);
+      const gil::Released release;
+      gil::Interruptible interruptible;
+      runs = experiment::run_windows(*cluster.spec, trace.trace->jobs, windows, static_cast<std::size_t>(warmup), engine, *scheduler,
+                                     &interruptible);
     }
     std::vector<const metrics::RunMetrics*> run_ptrs;
     for (const auto& r : runs) run_ptrs.push_back(&r);
@@ -899,7 +1013,7 @@ template <class Move, class Read>
 py::object locked(Env& e, const Move& move, const Read& read) {
   std::unique_lock<std::mutex> lock;
   {
-    const py::gil_scoped_release release;
+    const gil::Released release;
     lock = std::unique_lock(e.in_use());
     move();
   }
@@ -908,6 +1022,7 @@ py::object locked(Env& e, const Move& move, const Read& read) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "rltune's engine: the RL environment, simulation, clusters and traces";
+  py::module_::import("atexit").attr("register")(py::cpp_function(&gil::on_exit));
   policy::register_builtins();
   rl::register_rl_policy();
   py::register_exception_translator([](std::exception_ptr p) {
@@ -1058,7 +1173,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "_play",
           [](Env& e, int episodes, bool random, std::uint64_t seed) {
-            const py::gil_scoped_release release;
+            const gil::Released release;
             const std::lock_guard lock(e.in_use());
             return e.play(episodes, random, seed);
           },
@@ -1117,5 +1232,6 @@ PYBIND11_MODULE(_core, m) {
         py::arg("windows") = std::vector<std::string>{}, py::arg("warmup") = 0, py::arg("seed") = 1,
         "Runs each policy over the windows (\"START:LEN\"; default the whole trace) as `rltune simulate`: "
         "{policy: {'jobs': columns of jobs.csv, 'summary': summary.json}}. How jobs start, by keyword as for "
-        "Env: semantics, placement, blocking, backfill, runtime, milp_model, milp, multifactor, runtime_options.");
+        "Env: semantics, placement, blocking, backfill, runtime, milp_model, milp, multifactor, runtime_options. "
+        "Without a trace, as the CLI: 2,000 jobs generated with `seed` (generated={'jobs': ..., 'seed': ...} to change them).");
 }

@@ -66,14 +66,15 @@ metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWin
 
 std::vector<metrics::RunMetrics> run_windows(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
                                              std::span<const sim::LabelledWindow> windows, std::size_t warmup,
-                                             const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler) {
+                                             const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
+                                             sim::Observer* observer) {
   std::vector<metrics::RunMetrics> runs;
   const double train_split = sim::WindowSettings{}.train_split;
   const sim::EngineOptions engine = sim::with_runtime_model(engine_options, jobs, train_split);
   const std::size_t in_sample = sim::in_sample_jobs(engine, jobs.size(), train_split);
   for (const sim::LabelledWindow& w : windows) sim::warn_in_sample(in_sample, w.start, w.start + w.length);
   for (const sim::LabelledWindow& w : windows)
-    runs.push_back(run_window(cluster, sim::warm_window(jobs, w.start, w.length, warmup), engine, scheduler, w.label));
+    runs.push_back(run_window(cluster, sim::warm_window(jobs, w.start, w.length, warmup), engine, scheduler, w.label, observer));
   return runs;
 }
 

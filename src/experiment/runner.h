@@ -86,9 +86,11 @@ metrics::RunMetrics run_window(const cluster::ClusterSpec& cluster, sim::WarmWin
                                const std::string& label, sim::Observer* observer = nullptr);
 // One scheduler over windows of `jobs` (each after up to `warmup` jobs), as `rltune simulate` and
 // Python's rltune.simulate run it: one run per window, in order. A learned runtime model is fitted on
-// the default training split of `jobs` (sim::WindowSettings) unless the options name a file.
+// the default training split of `jobs` (sim::WindowSettings) unless the options name a file. `observer`
+// watches every window's engine.
 std::vector<metrics::RunMetrics> run_windows(const cluster::ClusterSpec& cluster, std::span<const trace::JobSpec> jobs,
                                              std::span<const sim::LabelledWindow> windows, std::size_t warmup,
-                                             const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler);
+                                             const sim::EngineOptions& engine_options, policy::ProfileScheduler& scheduler,
+                                             sim::Observer* observer = nullptr);
 
 }  // namespace rltune::experiment
