@@ -5,10 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include <bit>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -120,6 +123,82 @@ TEST(SlurmState, ReadsRecordedAnswers) {
   EXPECT_EQ(jobs[15].gpu_type, "");  // job 16 asked for gpu:2, any type
   EXPECT_EQ(jobs[11].required_nodes, std::vector<std::string>{"n3"});  // job 12
   EXPECT_EQ(jobs[12].priority, 4000);  // job 13
+}
+
+// The recorded 22.05 answers rewritten as Slurm 24.11 writes them (data_parser v0.0.42, from its
+// parsers.c): numbers as {"set", "infinite", "number"}, states as arrays of words, state_flags gone,
+// nodes from `scontrol show nodes --json` while `sinfo --json` lists partitions.
+nlohmann::json no_val(const nlohmann::json& v, bool null_is_infinite = false) {
+  if (v.is_null()) return {{"set", null_is_infinite}, {"infinite", null_is_infinite}, {"number", 0}};
+  return {{"set", true}, {"infinite", false}, {"number", v}};
+}
+
+std::string nodes_as_24_11() {
+  nlohmann::json doc = nlohmann::json::parse(fixture("sinfo.json"));
+  for (auto& n : doc["nodes"]) {
+    std::string base = n["state"].get<std::string>();
+    std::transform(base.begin(), base.end(), base.begin(), [](unsigned char c) { return std::toupper(c); });
+    nlohmann::json state = nlohmann::json::array({base});
+    for (const auto& flag : n["state_flags"]) state.push_back(flag);
+    n["state"] = state;
+    n.erase("state_flags");
+  }
+  doc["last_update"] = no_val(kNow);
+  doc["warnings"] = nlohmann::json::array();
+  return doc.dump();
+}
+
+std::string jobs_as_24_11() {
+  nlohmann::json doc = nlohmann::json::parse(fixture("squeue.json"));
+  for (auto& j : doc["jobs"]) {
+    for (const char* key : {"node_count", "tasks", "submit_time", "start_time", "priority", "array_job_id", "array_task_id"})
+      j[key] = no_val(j[key]);
+    j["time_limit"] = no_val(j["time_limit"], /*null_is_infinite=*/true);  // 22.05 writes an infinite limit as null
+    const std::string state = j["job_state"].get<std::string>();
+    j["job_state"] = state == "COMPLETING" ? nlohmann::json::array({"COMPLETED", "COMPLETING"}) : nlohmann::json::array({state});
+    for (const char* key : {"tres_per_node", "tres_per_job", "tres_per_task"})  // 23.11 on: gres/ for gres:
+      if (j.contains(key) && j[key].is_string() && j[key].get<std::string>().starts_with("gres:"))
+        j[key] = "gres/" + j[key].get<std::string>().substr(5);
+  }
+  return doc.dump();
+}
+
+TEST(SlurmState, ReadsSlurm24AnswersAs22) {
+  const auto old_nodes = slurm::parse_nodes(fixture("sinfo.json"));
+  const auto new_nodes = slurm::parse_nodes(nodes_as_24_11(), "scontrol show nodes --json");
+  ASSERT_EQ(new_nodes.size(), old_nodes.size());
+  for (std::size_t i = 0; i < old_nodes.size(); ++i) {
+    const auto& [a, b] = std::pair{old_nodes[i], new_nodes[i]};
+    EXPECT_EQ(std::tie(a.name, a.gpu_type, a.gpus, a.gpus_used, a.cpus, a.cpus_used, a.memory_mib, a.state, a.partitions),
+              std::tie(b.name, b.gpu_type, b.gpus, b.gpus_used, b.cpus, b.cpus_used, b.memory_mib, b.state, b.partitions))
+        << a.name;
+  }
+  const auto old_jobs = slurm::parse_jobs(fixture("squeue.json"));
+  const auto new_jobs = slurm::parse_jobs(jobs_as_24_11());
+  ASSERT_EQ(new_jobs.size(), old_jobs.size());
+  for (std::size_t i = 0; i < old_jobs.size(); ++i) {
+    const auto& [a, b] = std::pair{old_jobs[i], new_jobs[i]};
+    EXPECT_EQ(std::tie(a.id, a.state, a.gpus, a.gpus_per_node, a.nodes, a.gpu_type, a.submit, a.start, a.time_limit_s, a.partition,
+                       a.user, a.priority, a.reason, a.required_nodes, a.node_list, a.gpus_on_node),
+              std::tie(b.id, b.state, b.gpus, b.gpus_per_node, b.nodes, b.gpu_type, b.submit, b.start, b.time_limit_s, b.partition,
+                       b.user, b.priority, b.reason, b.required_nodes, b.node_list, b.gpus_on_node))
+        << a.id;
+  }
+  // A flag names the state as 22.05 names it; an unset or infinite number is absent; a number of the
+  // wrong shape is an error naming the field.
+  const auto job = [](const std::string& fields) {
+    return R"J({"jobs": [{"job_id": 1, "tres_per_node": "gres/gpu:1", "submit_time": 100, "start_time": 0, "partition": "p",
+      "user_name": "u", "state_reason": "None", "nodes": "", "node_count": 1, )J" + fields + "}]}";
+  };
+  EXPECT_EQ(slurm::parse_jobs(job(R"("job_state": ["RUNNING", "COMPLETING"], "priority": 1, "time_limit": 1)"))[0].state, "COMPLETING");
+  const auto unset = slurm::parse_jobs(job(R"("job_state": ["PENDING"], "time_limit": {"set": true, "infinite": true, "number": 0},
+      "priority": {"set": false, "infinite": false, "number": 0})"))[0];
+  EXPECT_EQ(unset.time_limit_s, -1);
+  EXPECT_EQ(unset.priority, 0);
+  for (const char* bad : {R"("job_state": ["PENDING"], "time_limit": 1, "priority": {"number": 5})",
+                          R"("job_state": ["PENDING"], "time_limit": 1, "priority": {"set": true, "number": "5"})",
+                          R"("job_state": [], "time_limit": 1, "priority": 1)", R"("job_state": [7], "time_limit": 1, "priority": 1)"})
+    EXPECT_THROW(slurm::parse_jobs(job(bad)), SlurmError) << bad;
 }
 
 TEST(SlurmState, MalformedAnswersAreErrors) {
@@ -685,6 +764,53 @@ TEST(SlurmLoop, OneCycleAppliesTheDecisionAndLogsEachCommand) {
   EXPECT_EQ(all,
             "update JobId=16 Priority=683332\nupdate JobId=12 Priority=641666\nupdate JobId=13 Priority=600000\n"
             "update JobId=14 Priority=558334\nupdate JobId=11 Priority=516668\n");
+}
+
+// Slurm 23.02 on: sinfo --json lists partitions, so the nodes come from scontrol show nodes --json,
+// from then on; squeue is asked for every partition's jobs. The decision is the one 22.05's answers give.
+TEST(SlurmLoop, ReadsNodesFromScontrolWhereSinfoListsPartitions) {
+  const TempDir dir;
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.path + "/" + name) << text;
+    return dir.path + "/" + name;
+  };
+  const auto script = [&](const std::string& name, const std::string& body) {
+    std::filesystem::permissions(write(name, "#!/bin/sh\necho \"" + name + " $*\" >> " + dir.path + "/calls.log\n" + body + "\n"),
+                                 std::filesystem::perms::owner_all);
+  };
+  const std::string summary = write("sinfo.json", R"({"sinfo": [{"partition": {"name": "debug"}, "node": {"state": ["IDLE"]}}],
+                                                      "errors": [], "warnings": []})");
+  script("sinfo", "cat " + summary);
+  script("squeue", "cat " + write("squeue.json", jobs_as_24_11()));
+  script("scontrol", "[ \"$*\" = \"--all --json show nodes\" ] && cat " + write("nodes.json", nodes_as_24_11()) + "\nexit 0");
+  slurm::LoopOptions loop = once(dir.path);
+  loop.dry_run = true;
+  loop.once = false;
+  loop.interval_s = 0.1;
+  std::ostringstream log;
+  const auto calls = [&] {
+    std::ifstream in(dir.path + "/calls.log");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  std::thread stopper([&] {  // stops the loop (as a service manager would) once its second cycle has read squeue
+    for (int k = 0; k < 6000; ++k) {
+      const std::string so_far = calls();
+      if (so_far.find("squeue") != so_far.rfind("squeue")) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::raise(SIGTERM);
+  });
+  EXPECT_EQ(slurm::run_advisor_loop(options("sjf"), loop, log), 0);
+  stopper.join();
+  const auto e = events(log.str());
+  ASSERT_GE(e.size(), 3u) << log.str();
+  EXPECT_EQ(e[1]["event"], "nodes_from_scontrol");
+  EXPECT_EQ(e[2]["event"], "decision");
+  EXPECT_EQ(e[2]["order"], (std::vector<long long>{16, 12, 13, 14, 11}));  // as from 22.05's answers
+  const std::string all = calls();
+  EXPECT_EQ(all.substr(0, all.find("squeue")), "sinfo --json\nscontrol --all --json show nodes\n") << all;
+  EXPECT_NE(all.find("squeue --all --json\nscontrol --all --json show nodes\nsqueue --all --json\n"), std::string::npos)
+      << "the second cycle asks scontrol straight away: " << all;
 }
 
 TEST(SlurmLoop, ADryRunChangesNothingAndAnUnreadableClusterSkipsTheCycle) {

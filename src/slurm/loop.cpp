@@ -126,6 +126,7 @@ struct Record {
   std::string file;  // "" = in memory only
   Pins pins;
   std::string saved;  // the file's text as last read or written ("" = no file yet)
+  bool nodes_from_scontrol = false;  // Slurm 23.02 on: sinfo --json no longer lists nodes
 };
 
 // Writes `pins` to the record's file when they changed since, or the file has gone; false (logged) when
@@ -160,8 +161,19 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
   Decision d;
   std::vector<Job> jobs;
   try {
-    const auto nodes = parse_nodes(read({"sinfo", "--json"}));
-    jobs = parse_jobs(read({"squeue", "--json"}));
+    std::vector<Node> nodes;
+    if (!record.nodes_from_scontrol) {
+      const std::string answer = read({"sinfo", "--json"});
+      record.nodes_from_scontrol = summarises_partitions(answer);
+      if (record.nodes_from_scontrol)
+        log.event("nodes_from_scontrol", {}, "sinfo --json lists partitions, not nodes (Slurm 23.02 or later): nodes are read with "
+                                             "scontrol show nodes --json from now on");
+      else
+        nodes = parse_nodes(answer);
+    }
+    if (record.nodes_from_scontrol) nodes = parse_nodes(read({"scontrol", "--all", "--json", "show", "nodes"}), "scontrol show nodes --json");
+    // --all: jobs of hidden partitions too (22.05's --json shows them anyway; later ones only when asked).
+    jobs = parse_jobs(read({"squeue", "--all", "--json"}));
     d = decide(nodes, jobs, static_cast<long long>(std::time(nullptr)), options);
   } catch (const SlurmError& e) {
     log.event("skipped", {{"error", e.what()}}, fmt::format("cycle skipped, nothing applied: {}", e.what()));

@@ -70,9 +70,53 @@ T field(const Json& o, const char* key, const std::string& where, T absent) {
   }
 }
 
+// A number as Slurm writes it: plain (22.05), or {"set": true, "infinite": false, "number": N} (23.02
+// on). Null, unset and infinite read as `absent`.
+template <class T>
+T number(const Json& o, const char* key, const std::string& where, T absent) {
+  if (!o.contains(key)) throw SlurmError(fmt::format("{}: no field '{}'", where, key));
+  const Json& v = o[key];
+  try {
+    if (v.is_object()) {
+      if (!v.at("set").get<bool>() || v.value("infinite", false)) return absent;
+      const Json& n = v.at("number");
+      if (!n.is_number()) throw SlurmError("");
+      return n.get<T>();
+    }
+    if (v.is_null()) return absent;
+    if (!v.is_number()) throw SlurmError("");
+    return v.get<T>();
+  } catch (const std::exception&) {  // a JSON type error, or a SlurmError above
+    throw SlurmError(fmt::format("{}: field '{}' has the wrong type ({})", where, key, v.dump()));
+  }
+}
+
 // An optional string field: "" when absent, null or not a string.
 std::string optional_text(const Json& o, const char* key) {
   return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
+}
+
+// A state: a string (22.05), or an array of the base state and its flags (23.02 on for nodes, 23.11 on
+// for jobs); SlurmError when neither.
+std::vector<std::string> state_words(const Json& o, const char* key, const std::string& where) {
+  if (o.contains(key) && o[key].is_array() && !o[key].empty()) {
+    std::vector<std::string> words;
+    for (const Json& w : o[key]) {
+      if (!w.is_string()) throw SlurmError(fmt::format("{}: field '{}' has the wrong type ({})", where, key, o[key].dump()));
+      words.push_back(w.get<std::string>());
+    }
+    return words;
+  }
+  return {field<std::string>(o, key, where, "")};
+}
+
+// A job's state as 22.05 names it: a flag such as COMPLETING replaces the base state (job_state_string).
+std::string job_state(const Json& j, const std::string& where) {
+  const std::vector<std::string> words = state_words(j, "job_state", where);
+  for (const char* flag : {"COMPLETING", "STAGE_OUT", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
+                           "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD", "SIGNALING"})
+    if (std::find(words.begin() + 1, words.end(), flag) != words.end()) return flag;
+  return words.front();
 }
 
 }  // namespace
@@ -138,8 +182,13 @@ GresGpus parse_gres(const std::string& gres) {
   return g;
 }
 
-std::vector<Node> parse_nodes(const std::string& sinfo_json) {
-  const Json doc = parse_document(sinfo_json, "nodes", "sinfo --json");
+bool summarises_partitions(const std::string& sinfo_json) {
+  const Json doc = Json::parse(sinfo_json, nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() && !doc.contains("nodes") && doc.contains("sinfo") && doc["sinfo"].is_array();
+}
+
+std::vector<Node> parse_nodes(const std::string& nodes_json, const char* command) {
+  const Json doc = parse_document(nodes_json, "nodes", command);
   std::vector<Node> nodes;
   for (const Json& n : doc["nodes"]) {
     Node node;
@@ -151,14 +200,17 @@ std::vector<Node> parse_nodes(const std::string& sinfo_json) {
     node.gpus = total.count;
     node.mixed_gpu_types = total.mixed;
     node.gpus_used = parse_gres(field<std::string>(n, "gres_used", where, "")).count;
-    node.cpus = field<int>(n, "cpus", where, 0);
-    node.cpus_used = field<int>(n, "alloc_cpus", where, 0);
-    node.memory_mib = field<long long>(n, "real_memory", where, 0);
-    node.memory_used_mib = field<long long>(n, "alloc_memory", where, 0);
-    node.state = field<std::string>(n, "state", where, "unknown");
+    node.cpus = number<int>(n, "cpus", where, 0);
+    node.cpus_used = number<int>(n, "alloc_cpus", where, 0);
+    node.memory_mib = number<long long>(n, "real_memory", where, 0);
+    node.memory_used_mib = number<long long>(n, "alloc_memory", where, 0);
+    // "idle" and ["DRAIN"] (22.05), or ["IDLE", "DRAIN"] (23.02 on): "idle+drain".
+    std::vector<std::string> state = n.contains("state") && n["state"].is_null() ? std::vector<std::string>{"unknown"}
+                                                                                  : state_words(n, "state", where);
     if (n.contains("state_flags") && n["state_flags"].is_array())
       for (const auto& flag : n["state_flags"])
-        if (flag.is_string()) node.state += fmt::format("+{}", flag.get<std::string>());
+        if (flag.is_string()) state.push_back(flag.get<std::string>());
+    node.state = fmt::format("{}", fmt::join(state, "+"));
     std::transform(node.state.begin(), node.state.end(), node.state.begin(), [](unsigned char c) { return std::tolower(c); });
     node.partitions = field<std::vector<std::string>>(n, "partitions", where, {});
     if (node.gpus_used > node.gpus) throw SlurmError(fmt::format("{}: {} GPUs used of {}", where, node.gpus_used, node.gpus));
@@ -176,11 +228,11 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
   std::vector<Job> jobs;
   for (const Json& j : doc["jobs"]) {
     Job job;
-    job.id = field<long long>(j, "job_id", "squeue job", 0);
+    job.id = number<long long>(j, "job_id", "squeue job", 0);
     if (job.id <= 0) throw SlurmError("squeue --json: a job without an id");
     const std::string where = fmt::format("squeue job {}", job.id);
-    job.state = field<std::string>(j, "job_state", where, "");
-    const long long node_count = field<long long>(j, "node_count", where, 1);
+    job.state = job_state(j, where);
+    const long long node_count = number<long long>(j, "node_count", where, 1);
     if (node_count > 1'000'000) throw SlurmError(fmt::format("{}: node_count {} is out of range", where, node_count));
     job.nodes = std::max(1, static_cast<int>(node_count));
     const GresGpus per_node = parse_gres(field<std::string>(j, "tres_per_node", where, ""));
@@ -194,19 +246,19 @@ std::vector<Job> parse_jobs(const std::string& squeue_json) {
       job.gpus = per_job.count;
       job.gpu_type = per_job.type;
     } else {  // --gpus-per-task
-      job.gpus = per_task.count * (j.contains("tasks") && j["tasks"].is_number_integer() ? std::max(1, j["tasks"].get<int>()) : 1);
+      job.gpus = per_task.count * (j.contains("tasks") ? std::max(1, number<int>(j, "tasks", where, 1)) : 1);
       job.gpu_type = per_task.type;
     }
     job.mixed_gpu_types = per_node.mixed || per_job.mixed || per_task.mixed;
     job.array_tasks = optional_text(j, "array_task_string");
-    job.submit = field<long long>(j, "submit_time", where, 0);
-    job.start = field<long long>(j, "start_time", where, 0);
-    const long long limit_min = field<long long>(j, "time_limit", where, -1);
+    job.submit = number<long long>(j, "submit_time", where, 0);
+    job.start = number<long long>(j, "start_time", where, 0);
+    const long long limit_min = number<long long>(j, "time_limit", where, -1);
     // Past 1e12 s (what a trace may hold, and far from overflowing x 60) it is no limit at all.
     job.time_limit_s = limit_min > 0 && limit_min <= 1'000'000'000'000 / 60 ? limit_min * 60 : -1;
     job.partition = field<std::string>(j, "partition", where, "");
     job.user = field<std::string>(j, "user_name", where, "");
-    job.priority = field<long long>(j, "priority", where, 0);
+    job.priority = number<long long>(j, "priority", where, 0);
     job.reason = field<std::string>(j, "state_reason", where, "");
     job.admin_comment = optional_text(j, "admin_comment");
     job.required_nodes = expand_hostlist(optional_text(j, "required_nodes"));

@@ -1,8 +1,10 @@
 #pragma once
-// What the Slurm advisor reads of a live cluster: nodes from `sinfo --json` and jobs from
-// `squeue --json` (Slurm's OpenAPI data, v0.0.38 in Slurm 22.05). Parsing is strict about what the
-// advisor relies on and throws SlurmError with the field at fault, so a malformed answer skips a cycle
-// instead of producing partial decisions.
+// What the Slurm advisor reads of a live cluster: nodes from `sinfo --json` (Slurm 22.05) or
+// `scontrol show nodes --json` (23.02 on), jobs from `squeue --json`: Slurm's OpenAPI data, v0.0.38 in
+// 22.05; from 23.02 (data_parser v0.0.39 on) numbers may be {"set", "infinite", "number"} objects and
+// states arrays of words, both read. Parsing is strict about what the advisor relies on and throws
+// SlurmError with the field at fault, so a malformed answer skips a cycle instead of producing partial
+// decisions.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,7 +68,10 @@ struct GresGpus {
 };
 GresGpus parse_gres(const std::string& gres);
 
-std::vector<Node> parse_nodes(const std::string& sinfo_json);
+// Nodes from `sinfo --json` (22.05) or `scontrol show nodes --json` (23.02 on), named `command` in errors.
+std::vector<Node> parse_nodes(const std::string& nodes_json, const char* command = "sinfo --json");
+// Whether `sinfo --json` answered as Slurm 23.02 on does: rows per partition and state, not nodes.
+bool summarises_partitions(const std::string& sinfo_json);
 std::vector<Job> parse_jobs(const std::string& squeue_json);
 
 }  // namespace rltune::slurm
