@@ -87,6 +87,12 @@ TEST(Metrics, AggregateWeightsWindowsBySpan) {
   EXPECT_DOUBLE_EQ(s.gpu_utilization, (20.0 + 30.0) / (2 * 10 + 2 * 30));
   EXPECT_DOUBLE_EQ(s.makespan_s, 20);
   EXPECT_DOUBLE_EQ(s.avg_jct_s, 20);
+  // A window where every job was rejected has no makespan: it is not averaged in as 0.
+  const auto rejected = testing::simulate(cluster, {job("c", 0, 5, 8)}, testing::profile("fcfs"));
+  const Summary with = summarize(std::vector<const RunMetrics*>{&w1.run, &w2.run, &rejected.run});
+  EXPECT_DOUBLE_EQ(with.makespan_s, 20);
+  EXPECT_DOUBLE_EQ(with.gpu_utilization, s.gpu_utilization);
+  EXPECT_DOUBLE_EQ(summarize(rejected.run).makespan_s, 0);
 }
 
 TEST(Outputs, JobsCsvAndSummaryJsonFollowTheContract) {

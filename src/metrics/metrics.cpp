@@ -163,9 +163,11 @@ Summary summarize(const std::vector<const RunMetrics*>& runs) {
   Summary s;
   std::vector<double> waits, jcts, bslds, decision_us;
   double work = 0, capacity = 0, partial = 0, node_time = 0, makespans = 0;
+  std::size_t spans = 0;  // windows where a job ran: one where every job was rejected has no makespan
   for (const RunMetrics* run : runs) {
     Seconds first_submit = kForever, last_end = 0;
     double run_work = 0;
+    bool ran = false;
     for (const JobRecord& j : run->jobs) {
       ++s.jobs_total;
       first_submit = std::min(first_submit, j.submit);
@@ -174,6 +176,7 @@ Summary summarize(const std::vector<const RunMetrics*>& runs) {
         continue;
       }
       ++s.jobs_completed;
+      ran = true;
       waits.push_back(static_cast<double>(j.wait()));
       jcts.push_back(static_cast<double>(j.jct()));
       bslds.push_back(j.bsld());
@@ -183,7 +186,10 @@ Summary summarize(const std::vector<const RunMetrics*>& runs) {
     const double span = first_submit == kForever ? 0.0 : static_cast<double>(std::max<Seconds>(0, last_end - first_submit));
     work += run_work;
     capacity += span * run->cluster_gpus;
-    makespans += span;
+    if (ran) {
+      makespans += span;
+      ++spans;
+    }
     partial += run->partial_node_seconds;
     node_time += static_cast<double>(run->observed_to - run->observed_from) * run->cluster_nodes;
     decision_us.insert(decision_us.end(), run->decision_us.begin(), run->decision_us.end());
@@ -198,7 +204,7 @@ Summary summarize(const std::vector<const RunMetrics*>& runs) {
   s.avg_bsld = mean(bslds);
   s.p95_bsld = quantile(bslds, 0.95);
   s.gpu_utilization = capacity > 0 ? work / capacity : 0;
-  s.makespan_s = runs.empty() ? 0 : makespans / static_cast<double>(runs.size());
+  s.makespan_s = spans == 0 ? 0 : makespans / static_cast<double>(spans);
   s.avg_fragmentation = node_time > 0 ? partial / node_time : 0;
   std::vector<double> milp_us;
   for (const auto* run : runs) {
