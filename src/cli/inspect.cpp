@@ -307,9 +307,8 @@ int run_generate(const GenerateArgs& a) {
   }
   if (a.out.empty()) return 0;
   const trace::Trace t = workload::generate(model, cluster, {.jobs = a.jobs, .load = a.load, .seed = a.seed});
-  std::ostringstream text;
-  trace::write_canonical(text, t.jobs);
-  report::write_file(a.out, text.str());
+  // Streamed: a large trace is not held a second time as text.
+  report::write_file(a.out, [&](std::ostream& out) { trace::write_canonical(out, t.jobs); });
   std::cout << fmt::format("wrote {} jobs like {} at offered load {} on {} ({} GPUs), seed {}, to {}\n", t.jobs.size(),
                            model.name, t.jobs.size() > 1 ? fmt::format("{}", a.load) : "n/a (one job has no arrival rate)",
                            cluster.name, cluster.total_gpus(), a.seed, a.out);
@@ -367,9 +366,7 @@ int run_convert(const ConvertArgs& a) {
   inputs.push_back(a.input.read.duration_source);
   refuse_overwriting("--out", a.out, inputs);
   const trace::Trace t = a.input.read_files(a.files);
-  std::ostringstream text;
-  trace::write_canonical(text, t.jobs);
-  report::write_file(a.out, text.str());
+  report::write_file(a.out, [&](std::ostream& out) { trace::write_canonical(out, t.jobs); });
   std::cout << conversion_report(t, a.files.size() + !a.input.pai_job_table.empty(), a.out);
   return 0;
 }
