@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -75,12 +76,16 @@ void end() {
   busy.fetch_sub(1);
 }
 
-// py::gil_scoped_release, safe at exit.
+// py::gil_scoped_release, safe at exit. `lock`, when given, is let go before the thread sleeps for good:
+// another thread may be waiting for it, counted as busy.
 class Released {
  public:
-  Released() : state_(PyEval_SaveThread()) { begin(); }
+  explicit Released(std::unique_lock<std::mutex>* lock = nullptr) : state_(PyEval_SaveThread()), lock_(lock) { begin(); }
   ~Released() {
-    if (closing.load()) sleep_for_good();  // also while an exception (Closing) leaves the section
+    if (closing.load()) {  // also while an exception (Closing) leaves the section
+      if (lock_ && lock_->owns_lock()) lock_->unlock();
+      sleep_for_good();
+    }
     PyEval_RestoreThread(state_);
     end();
   }
@@ -89,6 +94,7 @@ class Released {
 
  private:
   PyThreadState* state_;
+  std::unique_lock<std::mutex>* lock_;
 };
 
 // py::gil_scoped_acquire, safe at exit: for a thread without the GIL calling into Python.
@@ -108,6 +114,9 @@ class Acquired {
  private:
   PyGILState_STATE state_;
 };
+
+// A child made by fork() has only the thread that forked: the others' counts are not its own.
+void after_fork_in_child() { busy.store(mine); }
 
 // Registered with atexit; called with the GIL.
 void on_exit() {
@@ -253,10 +262,9 @@ std::optional<std::uint64_t> optional_seed(const py::handle& value) {
 }
 
 // The jobs an environment or a simulation runs: a Trace, a trace file, or (`generated`, a dict of
-// like/jobs/load/seed) a generated workload; neither = the cluster's generated family, 20,000 jobs at
-// load 0.9, seed 1 (as `rltune train`).
-// The jobs of `trace` (a Trace or a file name), or generated: `generated`'s keys over the defaults
-// (rltune train's workload for the environments, rltune simulate's for simulate).
+// like/jobs/load/seed) a generated workload of the cluster's family at load 0.9, whose jobs and seed
+// default to `defaults`: rltune train's 20,000 jobs, seed 1, for the environments; rltune simulate's
+// 2,000 jobs and its seed for simulate.
 struct GeneratedDefaults {
   int jobs = 20000;
   std::uint64_t seed = 1;
@@ -1013,7 +1021,7 @@ template <class Move, class Read>
 py::object locked(Env& e, const Move& move, const Read& read) {
   std::unique_lock<std::mutex> lock;
   {
-    const gil::Released release;
+    const gil::Released release(&lock);
     lock = std::unique_lock(e.in_use());
     move();
   }
@@ -1023,6 +1031,7 @@ py::object locked(Env& e, const Move& move, const Read& read) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "rltune's engine: the RL environment, simulation, clusters and traces";
   py::module_::import("atexit").attr("register")(py::cpp_function(&gil::on_exit));
+  pthread_atfork(nullptr, nullptr, &gil::after_fork_in_child);
   policy::register_builtins();
   rl::register_rl_policy();
   py::register_exception_translator([](std::exception_ptr p) {

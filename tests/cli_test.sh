@@ -297,6 +297,7 @@ out=$("$RLTUNE" trace-stats --trace "$TMP/ok.csv" 2>&1 >/dev/full)
 got=$?
 [ "$got" -eq 2 ] || fail "trace-stats > /dev/full exited $got, expected 2: $out"
 echo "$out" | grep -q "cannot write the result to standard output (No space left on device)" || fail "trace-stats > /dev/full: $out"
+"$RLTUNE" simulate --help > /dev/full 2>/dev/null && fail "simulate --help > /dev/full exited 0"
 mkdir -p "$TMP/link-target" && ln -sf link-target/gen.csv "$TMP/gen-link.csv"
 expect 0 "wrote 50 jobs" -- generate --jobs 50 --out "$TMP/gen-link.csv"
 [ -L "$TMP/gen-link.csv" ] && cmp -s "$TMP/gen-link.csv" "$TMP/gen.csv" || fail "an output through a symbolic link replaced the link"

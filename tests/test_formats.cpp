@@ -242,6 +242,13 @@ TEST(GavelReader, DrawsDurationsFromTheSourceByGpuCount) {
   ReadOptions none;
   EXPECT_NE(error_of(text, "gavel", none).find("--duration-source"), std::string::npos);
   EXPECT_NE(error_of("A\tc\t-s\t1\t1\tsoon\t1\n", "gavel", options).find("arrival_time_s"), std::string::npos);
+  // A column the source is read by, twice: which copy holds the runtimes would be a guess.
+  for (const char* header : {"duration_s,num_gpus,duration_s", "duration_s,num_gpus,num_gpus"}) {
+    const TempFile twice("twice.csv", std::string(header) + "\n100,1,999\n");
+    ReadOptions o = options;
+    o.duration_source = twice.path.string();
+    EXPECT_NE(error_of(text, "gavel", o).find("appears twice in the header row"), std::string::npos) << header;
+  }
 }
 
 TEST(Readers, ByteOrderMarkBeforeAnyHeaderIsDetected) {

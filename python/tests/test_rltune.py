@@ -670,7 +670,11 @@ def stepping():
 def simulating(policies):
     while True:
         rltune.simulate(generated={"jobs": 20000, "load": 2.0}, policies=policies)
-for target, args in ((stepping, ()), (simulating, (["sjf"],)), (simulating, ([agent],))):
+env = rltune.Env(generated={"jobs": 3000}, window_len=64, warmup=1000, illegal_action="first_legal")
+def resetting():  # two threads on one Env: one waits for the other's lock
+    while True:
+        env.reset()
+for target, args in ((stepping, ()), (simulating, (["sjf"],)), (simulating, ([agent],)), (resetting, ()), (resetting, ())):
     threading.Thread(target=target, args=args, daemon=True).start()
 time.sleep(0.5)
 print("main done", flush=True)
@@ -685,6 +689,29 @@ def test_daemon_threads_using_the_module_let_python_exit():
         assert done.returncode == 0, done.stderr
         assert done.stdout == "main done\n"
         assert "terminate" not in done.stderr
+
+
+FORKED = """
+import os, threading, time, numpy as np, rltune
+vec = rltune.VecEnv(2, window_len=64, generated={"jobs": 3000}, illegal_action="first_legal")
+vec.reset()
+def resetting():
+    while True:
+        vec.reset()
+threading.Thread(target=resetting, daemon=True).start()
+time.sleep(0.3)
+pid = os.fork()
+if pid == 0:
+    raise SystemExit(0)  # the child's exit counted the parent's busy thread as its own: it waited for good
+_, status = os.waitpid(pid, 0)
+print("child status", status, flush=True)
+"""
+
+
+def test_a_forked_child_exits_while_another_thread_uses_the_module():
+    done = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "child status 0\n"
 
 
 INTERRUPTED = """

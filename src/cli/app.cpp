@@ -153,6 +153,18 @@ void check_stdout_written() {
     throw InputError(fmt::format("cannot write the result to standard output{}",
                                  errno != 0 ? fmt::format(" ({})", std::generic_category().message(errno)) : ""));
 }
+
+// --help and --version, checked as a command's result is.
+int exit_written(CLI::App& app, const CLI::Error& e) {
+  const int code = app.exit(e);
+  try {
+    check_stdout_written();
+  } catch (const InputError& error) {
+    std::cerr << "rltune: error: " << error.what() << '\n';
+    return 2;
+  }
+  return code;
+}
 }  // namespace
 
 int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& adds) {
@@ -174,11 +186,11 @@ int run_app(int argc, char** argv, const std::vector<Command (*)(CLI::App&)>& ad
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return exit_written(app, e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return exit_written(app, e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return exit_written(app, e);
   } catch (const CLI::ParseError& e) {  // as every other input error is said
     std::cerr << "rltune: error: " << e.what() << "\nRun with --help for more information.\n";
     return 2;

@@ -36,7 +36,7 @@ std::map<int, std::vector<Seconds>> load_durations(const std::string& path) {
   ReadOptions strict;
   RowSink sink(path, strict, unused);
   CsvRows rows(in, sink);
-  rows.read_header({});
+  rows.read_header({}, {"duration_s", "duration", "runtime", "num_gpus"});  // read by name: each at most once
   int duration = rows.column("duration_s");
   if (duration < 0) duration = rows.column("duration");
   if (duration < 0) duration = rows.column("runtime");
