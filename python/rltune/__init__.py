@@ -52,6 +52,12 @@ def _spaces(features, actions):
 _EnvBases = (_core._Env,) if _gym is None else (_core._Env, _gym.Env)
 
 
+def _not_initialised(env):
+    # The native object keeps its first settings whatever a second __init__ says: refused, not ignored.
+    if getattr(env, "_initialised", False):
+        raise TypeError(f"{type(env).__name__} is initialised once: make a new one for other settings")
+
+
 class Env(*_EnvBases):
     """One scheduling environment (Gymnasium API).
 
@@ -91,6 +97,7 @@ class Env(*_EnvBases):
                  illegal_action="raise"):
         # None: not given (greedy, global, False, nodes, unless the semantics sets them), so that a value
         # given against the semantics is an error, as in the CLI.
+        _not_initialised(self)
         given = {key: value for key, value in dict(placement=placement, blocking=blocking, backfill=backfill,
                                                     milp_model=milp_model).items() if value is not None}
         super().__init__(cluster=cluster, trace=trace, generated=generated, window_len=window_len, warmup=warmup,
@@ -98,6 +105,7 @@ class Env(*_EnvBases):
                          semantics=semantics, backfill_limits=backfill_limits, runtime=runtime, runtime_model=runtime_model,
                          milp=milp, multifactor=multifactor, multifactor_favor_small=multifactor_favor_small,
                          runtime_options=runtime_options, skip=skip, commit=commit, seed=seed, illegal_action=illegal_action, **given)
+        self._initialised = True
         self.observation_space, self.action_space = _spaces(self.features, self.actions)
 
     # Written out (not inherited from the native class) so that their signatures can be inspected, as
@@ -127,7 +135,7 @@ class VecEnv(_core._VecEnv):
     read-only, and at steps where no episode ended so are the metrics and "final_window_start" (those
     arrays are shared: they are the same at most steps); copy one to change it. With
     illegal_action="first_legal", info["illegal_action"] [n] marks the environments whose action was
-    replaced by their first legal one. action_masks() is info["action_mask"] of the last step.
+    replaced by their first legal one (read-only and shared, as above, at steps where none was). action_masks() is info["action_mask"] of the last step.
     reset(options={"start": N}) starts every environment at job N of the trace (as Env.reset);
     {"start": [N0, ...]} (a list or a numpy array) starts environment i at Ni. Later episodes (auto-reset) are drawn windows.
     threads: environment i always steps on thread i % threads (the calling thread is thread 0), so that
@@ -135,7 +143,9 @@ class VecEnv(_core._VecEnv):
     """
 
     def __init__(self, n, *, threads=2, **env_kwargs):
+        _not_initialised(self)
         super().__init__(n, threads, **env_kwargs)
+        self._initialised = True
         self.num_envs = n
         self.single_observation_space, self.single_action_space = _spaces(self.features, self.actions)
 

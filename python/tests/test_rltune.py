@@ -354,6 +354,22 @@ def test_objects_made_without_init_are_refused():
             use()
 
 
+def test_a_second_init_is_refused():
+    # The native object kept its first settings while the Python side took the second's (num_envs 3 of 2).
+    vec = rltune.VecEnv(2, window_len=64, generated=SMALL)
+    env = rltune.Env(window_len=64, generated=SMALL)
+    with pytest.raises(TypeError, match="VecEnv is initialised once"):
+        vec.__init__(3, window_len=32, generated=SMALL)
+    with pytest.raises(TypeError, match="Env is initialised once"):
+        env.__init__(window_len=32, generated=SMALL)
+    assert len(vec) == vec.num_envs == 2
+    retried = rltune.Env.__new__(rltune.Env)  # a first __init__ that failed may be tried again
+    with pytest.raises(ValueError):
+        retried.__init__(window_len=0, generated=SMALL)
+    retried.__init__(window_len=64, generated=SMALL)
+    assert retried.reset()[0].shape[0] == rltune.SLOTS
+
+
 def test_arguments_are_refused_rather_than_reinterpreted(tmp_path):
     # A setting that contradicts the semantics is an error, as in the CLI; the same value is fine.
     with pytest.raises(ValueError, match="semantics helios sets placement consolidate; placement greedy contradicts it"):
