@@ -368,7 +368,8 @@ struct Agent {
           }
         std::string shown = py::repr(result).cast<std::string>().substr(0, 80);
         std::replace(shown.begin(), shown.end(), '\n', ' ');
-        throw InputError(fmt::format("agent {}: returned {}; expected {} scores, one real number per action{}", name, shown, count, why));
+        throw InputError(
+            fmt::format("agent {}: returned {}; expected {} scores, one real number per action{}", name, shown, count, why));
       }
       const double* v = scores.data();
       for (int a = 0; a < count; ++a)

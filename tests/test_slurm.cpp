@@ -190,7 +190,8 @@ TEST(SlurmState, ReadsSlurm24AnswersAs22) {
     return R"J({"jobs": [{"job_id": 1, "tres_per_node": "gres/gpu:1", "submit_time": 100, "start_time": 0, "partition": "p",
       "user_name": "u", "state_reason": "None", "nodes": "", "node_count": 1, )J" + fields + "}]}";
   };
-  EXPECT_EQ(slurm::parse_jobs(job(R"("job_state": ["RUNNING", "COMPLETING"], "priority": 1, "time_limit": 1)"))[0].state, "COMPLETING");
+  EXPECT_EQ(slurm::parse_jobs(job(R"("job_state": ["RUNNING", "COMPLETING"], "priority": 1, "time_limit": 1)"))[0].state,
+            "COMPLETING");
   const auto unset = slurm::parse_jobs(job(R"("job_state": ["PENDING"], "time_limit": {"set": true, "infinite": true, "number": 0},
       "priority": {"set": false, "infinite": false, "number": 0})"))[0];
   EXPECT_EQ(unset.time_limit_s, -1);

@@ -135,7 +135,8 @@ class VecEnv(_core._VecEnv):
     read-only, and at steps where no episode ended so are the metrics and "final_window_start" (those
     arrays are shared: they are the same at most steps); copy one to change it. With
     illegal_action="first_legal", info["illegal_action"] [n] marks the environments whose action was
-    replaced by their first legal one (read-only and shared, as above, at steps where none was). action_masks() is info["action_mask"] of the last step.
+    replaced by their first legal one (read-only and shared, as above, at steps where none
+    was). action_masks() is info["action_mask"] of the last step.
     reset(options={"start": N}) starts every environment at job N of the trace (as Env.reset);
     {"start": [N0, ...]} (a list or a numpy array) starts environment i at Ni. Later episodes (auto-reset) are drawn windows.
     threads: environment i always steps on thread i % threads (the calling thread is thread 0), so that

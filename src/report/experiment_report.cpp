@@ -359,8 +359,6 @@ constexpr MetricPanel kBoxPanels[] = {{"avg_wait_s", "average wait per window (h
                                       {"avg_bsld", "average bounded slowdown per window", 1},
                                       {"gpu_utilization", "GPU utilisation per window (%)", 100}};
 
-// What the box plots read: a completed run has a finite number in each of these columns. Anything else
-// (empty, nan, inf, text) was edited in, and leaving the run out would shrink a box without a word.
 // Cells of `columns` hold numbers where they hold anything.
 void check_numbers(const CsvTable& table, const std::vector<std::string>& columns) {
   for (const std::string& name : columns) {
@@ -405,6 +403,8 @@ void check_rows(const CsvTable& runs, const SummaryIndex& summary, const std::ve
                                        again));
 }
 
+// What the box plots read: a completed run has a finite number in each of these columns. Anything else
+// (empty, nan, inf, text) was edited in, and leaving the run out would shrink a box without a word.
 void check_run_values(const CsvTable& runs) {
   const std::size_t sc = runs.column("status");
   for (std::size_t i = 0; i < runs.rows.size(); ++i)  // a status edited to "Completed" would drop its run
@@ -836,10 +836,10 @@ ReportOutcome make_report(const std::string& dir_text, const ReportOptions& opti
 
   Script script;
   std::vector<std::vector<std::string>> figures_of(infos.size());
+  const std::vector<std::string> base_files = unique_file_names(bases);
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const std::size_t before = script.figures.size();
     box_figure(script, infos[i], runs);
-    const std::vector<std::string> base_files = unique_file_names(bases);
     for (std::size_t b = 0; b < bases.size(); ++b) improvement_figure(script, infos[i], summary, bases[b], base_files[b]);
     cdf_figure(script, infos[i], cdf);
     timeline_figure(script, infos[i], series);

@@ -171,7 +171,8 @@ bool cycle(const LoopOptions& a, AdvisorOptions options, Log& log, Record& recor
       else
         nodes = parse_nodes(answer);
     }
-    if (record.nodes_from_scontrol) nodes = parse_nodes(read({"scontrol", "--all", "--json", "show", "nodes"}), "scontrol show nodes --json");
+    if (record.nodes_from_scontrol)
+      nodes = parse_nodes(read({"scontrol", "--all", "--json", "show", "nodes"}), "scontrol show nodes --json");
     // --all: jobs of hidden partitions too (22.05's --json shows them anyway; later ones only when asked).
     jobs = parse_jobs(read({"squeue", "--all", "--json"}));
     d = decide(nodes, jobs, static_cast<long long>(std::time(nullptr)), options);

@@ -76,19 +76,17 @@ template <class T>
 T number(const Json& o, const char* key, const std::string& where, T absent) {
   if (!o.contains(key)) throw SlurmError(fmt::format("{}: no field '{}'", where, key));
   const Json& v = o[key];
-  try {
-    if (v.is_object()) {
-      if (!v.at("set").get<bool>() || v.value("infinite", false)) return absent;
-      const Json& n = v.at("number");
-      if (!n.is_number()) throw SlurmError("");
-      return n.get<T>();
-    }
-    if (v.is_null()) return absent;
-    if (!v.is_number()) throw SlurmError("");
-    return v.get<T>();
-  } catch (const std::exception&) {  // a JSON type error, or a SlurmError above
-    throw SlurmError(fmt::format("{}: field '{}' has the wrong type ({})", where, key, v.dump()));
+  const auto wrong = [&] { return SlurmError(fmt::format("{}: field '{}' has the wrong type ({})", where, key, v.dump())); };
+  const Json* n = &v;
+  if (v.is_object()) {
+    const auto set = v.find("set"), infinite = v.find("infinite"), value = v.find("number");
+    if (set == v.end() || !set->is_boolean() || value == v.end()) throw wrong();
+    if (!set->get<bool>() || (infinite != v.end() && infinite->is_boolean() && infinite->get<bool>())) return absent;
+    n = &*value;
   }
+  if (n->is_null()) return absent;
+  if (!n->is_number()) throw wrong();
+  return n->get<T>();
 }
 
 // An optional string field: "" when absent, null or not a string.
