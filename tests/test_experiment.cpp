@@ -161,7 +161,10 @@ TEST(ExperimentConfig, ErrorsNameTheLineAndKeyPath) {
       {"policies: [fcfs]\nbaselines: [sjf]\n" + helios, {"baselines[0]"}},
       {"policies: [fcfs, fcfs]\n" + helios, {"appears twice"}},
       {"policies: [\"rl:no/such/model\"]\n" + helios, {"test.yaml:1", "policies[0]"}},
-      {"policies: [fcfs]\nworkloads: [{cluster: nocluster, trace: {generate: {}}}]\n", {"workloads[0].cluster"}},
+      // Said as a config's key, not as the CLI's --cluster, with the file it looked for.
+      {"policies: [fcfs]\nworkloads: [{cluster: nocluster, trace: {generate: {}}}]\n",
+       {"'workloads[0].cluster': 'nocluster': neither a preset (alibaba, helios, philly) nor a file (",
+        "nocluster does not exist; paths are relative to the config's folder)"}},
       {"policies: [fcfs]\nwindows: {count: 0}\n" + helios, {"windows.count"}},
       {"policies: [fcfs]\nworkloads: [{cluster: helios}]\n", {"needs a trace"}},
       {"policies: [{priority: sjf, placement: milp, milp: {alpha: x}}]\n" + helios, {"policies[0].milp.alpha"}},
