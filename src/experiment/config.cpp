@@ -343,8 +343,9 @@ Workload parse_workload(Parser& p, const YAML::Node& node, const std::string& ke
   if (node["windows"]) p.windows(node["windows"], key + ".windows", w.windows);
   if (!node["cluster"]) check.fail(node, key, "needs a cluster (preset or YAML file)");
   const std::string cluster = check.text(node["cluster"], key + ".cluster");
-  w.cluster = is_file_name(cluster) ? p.path(node["cluster"], key + ".cluster") : cluster;
-  if (is_file_name(cluster) && !fs::exists(w.cluster))
+  const bool file = is_file_name(cluster);
+  w.cluster = file ? p.path(node["cluster"], key + ".cluster") : cluster;
+  if (file && !fs::exists(w.cluster))
     check.fail(node["cluster"], key + ".cluster",
                fmt::format("'{}': neither a preset ({}) nor a file ({} does not exist; paths are relative to the config's folder)",
                            cluster, cluster::preset_names(), w.cluster));
