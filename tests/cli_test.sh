@@ -383,6 +383,21 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   cp "$TMP/run/policy.json" "$TMP/run-policy.json" && rm "$TMP/run/policy.json"
   expect 0 "resuming .* at epoch 3 of 3" -- train --resume --out "$TMP/run" --quiet
   cmp -s "$TMP/run/policy.json" "$TMP/run-policy.json" || fail "a resume did not write the run's policy.json again"
+  # Given the run's own settings but no --epochs, too, it goes to the run's end, not the default 100.
+  expect 0 "resuming .* at epoch 3 of 3" -- train --cluster helios --sample-jobs 3000 --window-len 64 --trajs 4 \
+    --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --resume --out "$TMP/run"
+  # A policy.json that model.pt does not hold (an edit, or a checkpoint damaged in place) is refused;
+  # the next epoch's, left by a run stopped before its model.pt, is not.
+  sed 's/"epoch":3/"epoch":4/' "$TMP/run-policy.json" > "$TMP/run/policy.json"
+  expect 0 "resuming .* at epoch 3 of 3" -- train --resume --out "$TMP/run" --quiet
+  cmp -s "$TMP/run/policy.json" "$TMP/run-policy.json" || fail "a resume did not write the interrupted epoch's policy.json over"
+  /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["network"]["layers"][0]["bias"][0] += 1
+json.dump(j, open(sys.argv[1], "w"))' "$TMP/run/policy.json"
+  expect 2 "model.pt does not hold the policy of .*run/policy.json" -- train --resume --out "$TMP/run" --quiet
+  cp "$TMP/run-policy.json" "$TMP/run/policy.json"
+  cp "$TMP/run/best.json" "$TMP/run-best.json" && head -c 100 "$TMP/run-best.json" > "$TMP/run/best.json"
+  expect 2 "run/best.json: not JSON" -- train --resume --out "$TMP/run" --quiet
+  cp "$TMP/run-best.json" "$TMP/run/best.json"
   # An edited progress.csv, or a cut config.json, is refused, saying what is wrong.
   cp "$TMP/run/progress.csv" "$TMP/run-progress.csv" && sed -i '3s/^2,/7,/' "$TMP/run/progress.csv"
   expect 2 "progress.csv: line 3: epoch 7 where 2 was expected" -- train --resume --out "$TMP/run" --quiet
@@ -391,7 +406,22 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   cp "$TMP/run-progress.csv" "$TMP/run/progress.csv"
   cp "$TMP/run/config.json" "$TMP/run-config.json" && head -c 100 "$TMP/run-config.json" > "$TMP/run/config.json"
   expect 2 "--out .*run: its config.json is not JSON \(cut short or edited\)" -- train --resume --out "$TMP/run" --quiet
+  # Edited: a key twice, a command line that is not all words, no command line (an older run).
+  sed '0,/"options": {/s//"options": {\n    "epochs": 5,/' "$TMP/run-config.json" > "$TMP/run/config.json"
+  expect 2 "run/config.json: key 'epochs' appears twice" -- train --resume --out "$TMP/run" --quiet
+  /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["arguments"][1] = 3000
+json.dump(j, open(sys.argv[2], "w"))' "$TMP/run-config.json" "$TMP/run/config.json"
+  expect 2 "run/config.json: 'arguments' is not a list of strings" -- train --resume --out "$TMP/run" --quiet
+  /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); del j["arguments"]
+json.dump(j, open(sys.argv[2], "w"))' "$TMP/run-config.json" "$TMP/run/config.json"
+  expect 2 "settings differ .*keeps no command line \(an older run\): give its arguments again" -- train --resume --out "$TMP/run" --quiet
+  rm "$TMP/run/config.json"
+  expect 2 "run/config.json is missing" -- train --resume --out "$TMP/run" --quiet
   cp "$TMP/run-config.json" "$TMP/run/config.json"
+  # A model whose config.json is not an object is refused, not run without its regime.
+  mkdir -p "$TMP/model-array" && cp "$TMP/run/best.json" "$TMP/model-array/" && echo '[]' > "$TMP/model-array/config.json"
+  expect 2 "model-array/config.json: the model's training config is unreadable: not a JSON object" -- simulate \
+    --policy rl:"$TMP/model-array" --sample-jobs 300 --window 0:64
   expect 2 "--resume: .*no-such-run is not a folder: there is no run to resume" -- train --resume --out "$TMP/no-such-run" --quiet
   [ ! -e "$TMP/no-such-run" ] || fail "a refused resume made its folder"
   # A training window the cluster rejects whole is refused before the first epoch, not when a draw lands there.
@@ -406,6 +436,13 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   "$RLTUNE" generate --cluster helios --jobs 400 --seed 4 --out "$TMP/train-trace.csv" > /dev/null 2>&1 || fail "generate failed"
   expect 2 "--resume: .*train-trace.csv has changed since the run" -- train --resume --out "$TMP/run-file" --epochs 2 --quiet
   [ "$(wc -l < "$TMP/run-file/progress.csv")" -eq 2 ] || fail "a refused resume trained on"
+  # A preset's name is the preset, whatever file of that name is in the current folder: not an input.
+  mkdir -p "$TMP/preset-cwd" && echo junk > "$TMP/preset-cwd/helios"
+  (cd "$TMP/preset-cwd" && "$RLTUNE" train --cluster helios --sample-jobs 3000 --window-len 32 --epochs 1 --trajs 2 \
+    --validation-windows 1 --pi-iters 1 --vf-iters 1 --quiet --out run > /dev/null 2>&1) || fail "train beside a file named helios failed"
+  echo junk2 > "$TMP/preset-cwd/helios"
+  (cd "$TMP/preset-cwd" && "$RLTUNE" train --resume --out run --epochs 2 --quiet > /dev/null 2>&1) ||
+    fail "a file named like the preset stopped a resume"
   # A trace read from a pipe is not digested (that would consume it before the run reads it).
   "$RLTUNE" train --cluster helios --trace /dev/stdin --window-len 32 --epochs 1 --trajs 2 --validation-windows 1 --pi-iters 1 \
     --vf-iters 1 --quiet --out "$TMP/run-stdin" < "$TMP/train-trace.csv" > "$TMP/run-stdin.log" 2>&1

@@ -776,6 +776,13 @@ TEST(Trainer, ValidationDrawsThePicksAtTheValidationTemperature) {
     EXPECT_NE(greedy[e].validation_return, drawn[e].validation_return) << e;
     EXPECT_NE(drawn[e].validation_return, hot[e].validation_return) << e;
   }
+  // A temperature so small that the logits over it overflow floats draws the argmax (it drew the last
+  // legal job, from a NaN sum, before).
+  for (const double tiny : {1e-45, 1e-300}) {
+    std::string tiny_config;
+    const auto [tiny_actions, cold] = run(tiny, tiny_config);
+    for (std::size_t e = 0; e < 2; ++e) EXPECT_EQ(cold[e].validation_return, greedy[e].validation_return) << tiny << " " << e;
+  }
   EXPECT_EQ(greedy_config.find("validation_temperature"), std::string::npos);
   EXPECT_NE(drawn_config.find("\"validation_temperature\": 1"), std::string::npos);
   std::string ignored;

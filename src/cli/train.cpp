@@ -10,12 +10,15 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cluster/presets.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json_file.h"
 #include "rl/rl_policy.h"
 #include "rl/torch/ppo_learner.h"
 #include "rl/trainer.h"
+#include "workload/model.h"
 
 namespace rltune::cli {
 
@@ -55,8 +58,13 @@ report::Json input_files(const TrainArgs& a) {
   std::set<std::string> files(t.paths.begin(), t.paths.end());
   for (const std::string& f : {t.pai_job_table, t.read.duration_source, t.read.pai_task_table, a.profile.runtime_model})
     if (!f.empty()) files.insert(f);
-  for (const std::string& f : {a.cluster, t.like})  // a file, or a preset or family name
-    if (!f.empty() && std::filesystem::exists(f)) files.insert(f);
+  // A preset or family name is read from the program, whatever file of that name is here.
+  const std::vector<std::string> families = workload::family_names();
+  const auto is_cluster_preset = [](const std::string& name) {
+    return std::any_of(cluster::presets().begin(), cluster::presets().end(), [&](const auto& p) { return p.name == name; });
+  };
+  if (!a.cluster.empty() && !is_cluster_preset(a.cluster)) files.insert(a.cluster);
+  if (!t.like.empty() && std::find(families.begin(), families.end(), t.like) == families.end()) files.insert(t.like);
   report::Json out = report::Json::object();
   for (const auto& [file, digest] : file_digests(files)) out[file] = digest;
   return out;
@@ -150,7 +158,7 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
   train_arguments.assign(command_line.begin() + static_cast<std::ptrdiff_t>(first), command_line.end());
   // What this invocation says: the run folder, and the settings that may change on a resume.
   std::string out;
-  bool resume = false;
+  bool resume = false, epochs_given = false, other_settings = false;
   std::vector<std::string> overrides;
   for (std::size_t i = first, span = 1; i < command_line.size(); i += span) {
     const std::string& a = command_line[i];
@@ -162,20 +170,34 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
       out = span == 2 ? (i + 1 < command_line.size() ? command_line[i + 1] : "") : a.substr(6);
     } else if (is_option(command_line, i, "--epochs", span) || is_option(command_line, i, "--threads", span) ||
                is_option(command_line, i, "--log-level", span)) {
+      epochs_given = epochs_given || command_line[i].starts_with("--epochs");
       for (std::size_t k = i; k < i + span && k < command_line.size(); ++k) overrides.push_back(command_line[k]);
     } else {
-      return command_line;  // other settings given: parse as given (and check them against the run)
+      span = 1;
+      other_settings = true;  // parsed as given (and checked against the run)
     }
   }
   if (!resume || out.empty()) return command_line;
   nlohmann::json stored;
   try {
-    std::ifstream in(std::filesystem::path(out) / "config.json");
-    stored = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
+    stored = read_json_file((std::filesystem::path(out) / "config.json").string());
+  } catch (const InputError&) {
     return command_line;  // train reports the unreadable config
   }
-  if (!stored.is_object() || !stored.contains("arguments") || !stored["arguments"].is_array()) return command_line;
+  if (!stored.is_object()) return command_line;
+  // Not given here: --epochs is the last invocation's (config.json's options.epochs), so an interrupted
+  // run resumes towards the end it was going to, whether the other settings are given or taken from the run.
+  std::vector<std::string> restored;
+  if (!epochs_given && stored.contains("options") && stored["options"].is_object() && stored["options"].contains("epochs") &&
+      stored["options"]["epochs"].is_number_integer())
+    restored = {"--epochs", std::to_string(stored["options"]["epochs"].get<long long>())};
+  const auto strings = [](const nlohmann::json& list) {
+    return list.is_array() && std::all_of(list.begin(), list.end(), [](const nlohmann::json& a) { return a.is_string(); });
+  };
+  if (other_settings || !stored.contains("arguments") || !strings(stored["arguments"])) {  // train says what is wrong
+    command_line.insert(command_line.end(), restored.begin(), restored.end());
+    return command_line;
+  }
   std::vector<std::string> args(command_line.begin(), command_line.begin() + static_cast<std::ptrdiff_t>(first));
   const auto original = stored["arguments"].get<std::vector<std::string>>();
   const auto overridden = [&](const char* flag) {
@@ -183,12 +205,7 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
       if (is_option(overrides, i, flag, span)) return true;
     return false;
   };
-  // Not given here: --epochs is the last invocation's (config.json's options.epochs), so an interrupted
-  // run resumes towards the end it was going to; --threads and --log-level are the run's own.
-  std::vector<std::string> restored;
-  if (!overridden("--epochs") && stored.contains("options") && stored["options"].is_object() &&
-      stored["options"].contains("epochs") && stored["options"]["epochs"].is_number_integer())
-    restored = {"--epochs", std::to_string(stored["options"]["epochs"].get<long long>())};
+  // --threads and --log-level not given here are the run's own.
   for (std::size_t i = 0, span = 1; i < original.size(); i += span) {
     bool replaced = is_option(original, i, "--out", span);
     if (!replaced && is_option(original, i, "--epochs", span)) replaced = overridden("--epochs") || !restored.empty();

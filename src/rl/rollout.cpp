@@ -48,8 +48,14 @@ Episode play(Env& env, const PolicyNet& net, Rng& rng, Split split, bool greedy,
   Episode e = play_with(env, rng, split, record, [&](const Observation& obs, double& log_prob) {
     net.logits(obs, logits);
     if (greedy) return PolicyNet::argmax(logits, obs);
-    if (temperature != 1)
-      for (float& l : logits) l = static_cast<float>(l / temperature);  // -infinity stays
+    if (temperature != 1) {
+      // Less the largest first, so that a tiny temperature leaves the argmax at 0 and the others at
+      // -infinity, never infinity (whose differences are NaN). -infinity (masked) stays.
+      float top = -std::numeric_limits<float>::infinity();
+      for (const float l : logits) top = std::max(top, l);
+      for (float& l : logits)
+        if (std::isfinite(l)) l = static_cast<float>((static_cast<double>(l) - top) / temperature);
+    }
     return PolicyNet::sample(logits, obs, rng, log_prob);
   });
   env.set_ranker({});  // it refers to `net`

@@ -252,6 +252,7 @@ PolicyFile load_policy(const std::string& path) {
     nlohmann::json j;
     try {
       j = read_json_file(config.string());
+      if (!j.is_object()) throw InputError(fmt::format("not a JSON object but {}", j.dump().substr(0, 40)));
       f.regime = parse_regime(j);
       if (j.contains("trace") && j["trace"].is_string() && j.contains("options") && j["options"].contains("train_split"))
         f.trained_on = PolicyFile::TrainedOn{j["trace"].get<std::string>(), config_field<double>(j["options"], "train_split")};
@@ -384,22 +385,29 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
     if (!fs::exists(dir / "model.pt"))  // killed before its first epoch was saved (imitation epochs are not)
       throw InputError(fmt::format("--resume: {} holds no model.pt to resume from (no epoch was saved); run again without --resume",
                                    o.out));
-    std::ifstream in(dir / "config.json");
+    if (!fs::exists(dir / "config.json"))
+      throw InputError(fmt::format("--resume: {}/config.json is missing: the run's settings are not known", o.out));
     nlohmann::json stored;
     try {
-      stored = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(fmt::format("--resume: {}/config.json is unreadable: {}", o.out, e.what()));
+      stored = read_json_file((dir / "config.json").string());  // strictly: a key given twice is an error
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--resume: {}", e.what()));
     }
-    if (!stored.is_object() || !stored["options"].is_object())
+    if (!stored.is_object() || !stored.contains("options") || !stored["options"].is_object())
       throw InputError(fmt::format("--resume: {}/config.json holds no training options", o.out));
+    if (stored.contains("arguments") &&
+        !(stored["arguments"].is_array() &&
+          std::all_of(stored["arguments"].begin(), stored["arguments"].end(), [](const nlohmann::json& a) { return a.is_string(); })))
+      throw InputError(fmt::format("--resume: {}/config.json: 'arguments' is not a list of strings (the run's command line)", o.out));
+    const bool kept_arguments = stored.contains("arguments");
     fill_missing(stored["options"], to_json(TrainOptions{}));
     check_inputs(stored, config, o.out);
     const nlohmann::json patch = nlohmann::json::diff(comparable(stored), comparable(config));
     if (!patch.empty())
       throw InputError(fmt::format("--resume: the settings differ from the run in {} (first difference at {}); "
-                                   "resume with the same arguments (only --epochs and --threads may change)",
-                                   o.out, patch[0].value("path", "?")));
+                                   "resume with the same arguments (only --epochs and --threads may change){}",
+                                   o.out, patch[0].value("path", "?"),
+                                   kept_arguments ? "" : ". Its config.json keeps no command line (an older run): give its arguments again"));
     nlohmann::json state;
     try {
       state = learner.load((dir / "model.pt").string());
@@ -421,9 +429,24 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
     for (const char* best : {"best.pt", "best.json"})  // the best epoch's model: without it the run would end on another
       if (start.first_epoch > 0 && !fs::exists(dir / best))
         throw InputError(fmt::format("--resume: {}/{} is missing (the best epoch's model); the run cannot go on from model.pt alone", o.out, best));
-    // Written again from model.pt (the same bytes): a run that had ended would otherwise stay without it.
-    if (start.first_epoch > 0)
-      write_file((dir / "policy.json").string(), policy_file(learner.policy(), o.env, start.first_epoch).dump() + "\n");
+    if (start.first_epoch > 0) {
+      (void)load_policy((dir / "best.json").string());  // a damaged one would end the run with a model nothing can load
+      // policy.json is the policy model.pt holds (save_epoch writes both), or the next epoch's when a run
+      // was stopped between the two. It is written again; any other difference means one of the two was
+      // changed or damaged since (LibTorch does not check its archive's checksums), and the run cannot
+      // tell which to go on from.
+      const std::string policy = policy_file(learner.policy(), o.env, start.first_epoch).dump() + "\n";
+      const auto written = read_file((dir / "policy.json").string());
+      const auto epoch_of = [](const std::string& text) {
+        const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+        return j.is_object() && j.contains("epoch") && j["epoch"].is_number_integer() ? j["epoch"].get<long long>() : -1LL;
+      };
+      if (written && *written != policy && epoch_of(*written) != start.first_epoch + 1)
+        throw InputError(fmt::format("--resume: {}/model.pt does not hold the policy of {}/policy.json: one of them was changed or "
+                                     "damaged since epoch {} was saved; train into another --out",
+                                     o.out, o.out, start.first_epoch));
+      write_file((dir / "policy.json").string(), policy);
+    }
     spdlog::info("resuming {} at epoch {} of {}", o.out, start.first_epoch, o.epochs);
   } else {
     if (fs::exists(dir / "model.pt"))
