@@ -4,6 +4,7 @@
 #include "cluster/cluster_state.h"
 #include "core/error.h"
 #include "helpers.h"
+#include "trace/gpu_types.h"
 
 namespace rltune::cluster {
 namespace {
@@ -91,6 +92,16 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
   EXPECT_THROW(load_cluster("no-such-preset"), InputError);
 }
 
+// A UTF-8 BOM before a comment and a document marker is not content: the file holds one document.
+TEST(ClusterSpec, ABomBeforeTheDocumentMarkerIsNoSecondDocument) {
+  for (const char* head : {"# my cluster\n---\n", "\n---\n", "---\n"}) {
+    const std::string yaml = std::string("\xEF\xBB\xBF") + head + "name: bom\npools:\n  - {name: a, nodes: 1, gpus_per_node: 4}\n";
+    const ClusterSpec spec = parse_cluster(yaml, "c.yaml");
+    EXPECT_EQ(spec.name, "bom") << head;
+    EXPECT_EQ(spec.total_gpus(), 4) << head;
+  }
+}
+
 TEST(ClusterSpec, EligibilityFollowsAcceptsAndGpuTypes) {
   const ClusterSpec spec = testing::cluster_from(R"(
 name: mixed
@@ -125,6 +136,15 @@ pools:
     EXPECT_EQ(reason.substr(0, c.reason_prefix.size()), c.reason_prefix) << c.job.id << ": " << reason;
     EXPECT_EQ(reason.empty(), c.reason_prefix.empty()) << c.job.id;
   }
+  // A type of the cluster's own, not in rltune's table, matches in any letter case, as the table's do.
+  const ClusterSpec own = testing::cluster_from("name: own\npools:\n  - {name: a, gpu_type: H100, nodes: 1, gpus_per_node: 8}\n");
+  for (const char* asked : {"H100", "h100", " h100 "}) {
+    std::vector<PoolId> eligible;
+    EXPECT_EQ(admission_problem(own, typed(testing::job("h", 0, 10, 2), {trace::normalize_gpu_type(asked)}), eligible), "") << asked;
+    EXPECT_EQ(eligible, std::vector<PoolId>{0}) << asked;
+  }
+  std::vector<PoolId> none;
+  EXPECT_NE(admission_problem(own, typed(testing::job("h", 0, 10, 2), {"H200"}), none), "");
 }
 
 TEST(ClusterState, TracksFreeGpusAndRefusesBadPlacements) {

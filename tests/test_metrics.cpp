@@ -79,6 +79,30 @@ TEST(Metrics, SummaryFollowsTheContractDefinitions) {
   EXPECT_GE(s.decisions, 2u);
 }
 
+// Fragmentation is over the span utilisation is over, first measured submit to last measured end: a
+// rejected arrival after the last end, or a warm-up job that runs on after the window, does not dilute it.
+TEST(Metrics, FragmentationIsOverTheSpanOfTheMeasuredJobs) {
+  const auto cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 4}\n");
+  const Summary alone = summarize(testing::simulate(cluster, {job("a", 0, 100, 2)}, testing::profile("fcfs")).run);
+  const Summary late = summarize(testing::simulate(cluster, {job("a", 0, 100, 2), job("b", 1000, 10, 8)}, testing::profile("fcfs")).run);
+  EXPECT_DOUBLE_EQ(alone.avg_fragmentation, 1.0);
+  EXPECT_DOUBLE_EQ(late.avg_fragmentation, 1.0);  // was 0.1: the rejected arrival at 1000 extended the span
+  EXPECT_DOUBLE_EQ(late.gpu_utilization, alone.gpu_utilization);
+  // A warm window of one job (b, 10-60 on 2 GPUs of one node) after a warm-up job w that holds the other
+  // node whole until 1000: one node of two is partly used over b's whole span (0.5), not over 50 s of 990.
+  const auto two = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 2, gpus_per_node: 4}\n");
+  const std::vector<trace::JobSpec> jobs = {job("w", 0, 1000, 4), job("b", 10, 50, 2)};
+  auto scheduler = policy::make_profile(testing::profile("fcfs"));
+  sim::Engine engine(two, jobs);
+  const RunMetrics warm = run_and_measure(engine, *scheduler, "1:1", 1);
+  const Summary s = summarize(warm);
+  EXPECT_EQ(s.jobs_total, 1u);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 50);
+  EXPECT_DOUBLE_EQ(s.avg_fragmentation, 0.5);
+  // No measured job ran: no span, no fragmentation.
+  EXPECT_DOUBLE_EQ(summarize(testing::simulate(cluster, {job("c", 0, 5, 8)}, testing::profile("fcfs")).run).avg_fragmentation, 0);
+}
+
 TEST(Metrics, AggregateWeightsWindowsBySpan) {
   const auto cluster = testing::cluster_from("name: c\npools:\n  - {name: p, nodes: 1, gpus_per_node: 2}\n");
   const auto w1 = testing::simulate(cluster, {job("a", 0, 10, 2)}, testing::profile("fcfs"));  // util 1 over 10 s

@@ -153,6 +153,31 @@ TEST(PredictedRuntimes, AnOverdueJobIsExpectedAtItsTimeLimit) {
   EXPECT_EQ(out["b"].start, 460);  // d outlived a: the reservation moved to when the GPUs came free
 }
 
+// Hand-worked: a job that outlives its time limit too is never killed, and is expected to run as long
+// again as it has so far. j1 (limit 10) runs until 1000 on pool a; j2 waits for all of a and holds the
+// reservation, which under global blocking binds pool b too. At 20, j1 is expected at 40, so j3 (5 s on
+// the idle pool b) backfills; at 30, at 60, so j4 does. Expected at once past its limit, j1 held the
+// reservation at "now" and j3 and j4 waited for it until 1000.
+TEST(PredictedRuntimes, AJobPastItsTimeLimitIsExpectedToRunAsLongAgain) {
+  const auto cluster = testing::cluster_from(
+      "name: c\npools:\n  - {name: a, gpu_type: V100, nodes: 1, gpus_per_node: 4}\n  - {name: b, gpu_type: T4, nodes: 1, gpus_per_node: 4}\n");
+  const auto typed = [](trace::JobSpec j, const char* type) {
+    j.gpu_types = {type};
+    return j;
+  };
+  const std::vector<trace::JobSpec> jobs = {
+      typed(user_job("j1", 0, 1000, 2, "u", "", 10), "V100"), typed(user_job("j2", 0, 10, 4, "u", "", 10), "V100"),
+      typed(user_job("j3", 20, 5, 1, "u", "", 5), "T4"), typed(user_job("j4", 30, 5, 1, "u", "", 5), "T4")};
+  for (const RuntimeKnowledge runtime : {RuntimeKnowledge::requested, RuntimeKnowledge::predicted}) {
+    SCOPED_TRACE(to_string(runtime));
+    const auto out = testing::simulate(cluster, jobs, testing::profile("fcfs", policy::Blocking::global, true), {.runtime = runtime});
+    EXPECT_EQ(out["j1"].start, 0);
+    EXPECT_EQ(out["j3"].start, 20);
+    EXPECT_EQ(out["j4"].start, 30);
+    EXPECT_EQ(out["j2"].start, 1000);
+  }
+}
+
 // Lengthening every job that has not finished by time T changes nothing that was estimated by T: the
 // predictor only learns from jobs that have finished.
 TEST(PredictedRuntimes, AreCausal) {

@@ -87,8 +87,8 @@ bool accepts(const PoolSpec& pool, const trace::JobSpec& job) {
   if (!a.vc.empty() && std::find(a.vc.begin(), a.vc.end(), job.vc) == a.vc.end()) return false;
   if (job.gpus < a.min_gpus) return false;
   if (a.max_gpus > 0 && job.gpus > a.max_gpus) return false;
-  if (!job.gpu_types.empty() &&
-      std::find(job.gpu_types.begin(), job.gpu_types.end(), pool.gpu_type) == job.gpu_types.end())
+  if (!job.gpu_types.empty() && std::none_of(job.gpu_types.begin(), job.gpu_types.end(),
+                                             [&](const std::string& type) { return trace::same_gpu_type(type, pool.gpu_type); }))
     return false;
   return true;
 }

@@ -139,6 +139,7 @@ struct YamlCheck {
   // content), 0 for none. Markers are "---" or "..." at column 0, which no scalar may hold, so the text
   // tells (yaml-cpp's LoadAll can loop forever on some broken files).
   static long second_document_line(std::string_view yaml) {
+    if (yaml.starts_with("\xEF\xBB\xBF")) yaml.remove_prefix(3);  // a UTF-8 BOM is no content (yaml-cpp skips it too)
     bool content = false, ended = false;
     long line = 0;
     for (std::size_t pos = 0; pos < yaml.size();) {

@@ -19,17 +19,24 @@ constexpr double kBsldMinRuntimeS = 10;
 
 class Recorder final : public sim::Observer {
  public:
-  // Nothing before `measure_from` counts (a warm-up).
-  Recorder(RunMetrics& out, Seconds measure_from) : out_(out), measure_from_(measure_from) {}
+  // Nothing before `measure_from` counts (a warm-up); jobs from `first_measured` on are measured.
+  Recorder(RunMetrics& out, Seconds measure_from, JobIndex first_measured)
+      : out_(out), measure_from_(measure_from), first_measured_(first_measured) {}
   void on_advance(Seconds from, Seconds to, const cluster::ClusterState& cluster) override {
     if (to <= measure_from_) return;
     from = std::max(from, measure_from_);
     if (!seen_) {
-      out_.observed_from = from;
+      from_ = from;
       seen_ = true;
     }
-    out_.partial_node_seconds += static_cast<double>(cluster.partial_nodes()) * static_cast<double>(to - from);
-    out_.observed_to = to;
+    partial_ += static_cast<double>(cluster.partial_nodes()) * static_cast<double>(to - from);
+  }
+  // The integral so far runs to this end (completions come after the advance to their time).
+  void on_finish(Seconds t, JobIndex job) override {
+    if (job < first_measured_) return;
+    out_.observed_from = from_;
+    out_.observed_to = t;
+    out_.partial_node_seconds = partial_;
   }
   void on_decision(Seconds t, double wall_us) override {
     if (t >= measure_from_) out_.decision_us.push_back(wall_us);
@@ -38,7 +45,10 @@ class Recorder final : public sim::Observer {
  private:
   RunMetrics& out_;
   Seconds measure_from_;
+  JobIndex first_measured_;
   bool seen_ = false;
+  Seconds from_ = 0;
+  double partial_ = 0;
 };
 
 double mean(const std::vector<double>& v) {
@@ -62,8 +72,9 @@ RunMetrics run_and_measure(sim::Engine& engine, sim::Scheduler& scheduler, const
   out.cluster_gpus = spec.total_gpus();
   out.cluster_nodes = spec.total_nodes();
   RLTUNE_CHECK(first_measured == 0 || first_measured < engine.job_count(), "a window has jobs to measure");
-  Recorder recorder(out, first_measured == 0 ? std::numeric_limits<Seconds>::min()
-                                             : engine.job(static_cast<JobIndex>(first_measured)).spec->submit);
+  Recorder recorder(out,
+                    first_measured == 0 ? std::numeric_limits<Seconds>::min() : engine.job(static_cast<JobIndex>(first_measured)).spec->submit,
+                    static_cast<JobIndex>(first_measured));
   engine.add_observer(&recorder);
   struct Detach {  // the engine must not keep a pointer to the recorder after we return
     sim::Engine& engine;

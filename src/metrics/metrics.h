@@ -38,8 +38,12 @@ struct RunMetrics {
   std::vector<JobRecord> jobs;  // in trace (submit) order
   int cluster_gpus = 0;
   int cluster_nodes = 0;
-  double partial_node_seconds = 0;  // integral of the partially used node count over time
-  Seconds observed_from = 0, observed_to = 0;  // span the integral covers
+  // Integral of the partially used node count over [observed_from, observed_to]: from the first
+  // measured submit to the last measured end, the span utilisation is over (neither warm-up jobs that
+  // run on after the window nor a rejected last arrival extend it). 0 and an empty span when no
+  // measured job ran.
+  double partial_node_seconds = 0;
+  Seconds observed_from = 0, observed_to = 0;
   std::vector<double> decision_us;  // wall time of each scheduler call
   double sim_wall_s = 0;
   std::size_t estimate_fallbacks = 0;

@@ -65,14 +65,15 @@ class View {
   // When running job `j` should end, as a scheduler can expect it now: start + plan (its estimate, or its
   // time limit under --backfill-limits) while that is ahead. A job still running at or after that outlived its plan (completions at `now` come
   // before decisions; a job started now may end now). It is not killed; it is then expected at its
-  // time limit while that is ahead (Tsafrir, Etsion and Feitelson's prediction correction), at once
-  // when that has passed too (a real scheduler kills it there), and without a limit after running as
-  // long again as it has so far. Backfilling re-plans with that new estimate.
+  // time limit while that is ahead (Tsafrir, Etsion and Feitelson's prediction correction), else after
+  // running as long again as it has so far. Backfilling re-plans with that new estimate. (Expected at
+  // once past its limit, as if killed there, a job that runs on would hold every reservation at `now`
+  // and stop backfilling for as long as it overruns.)
   Seconds expected_end(JobIndex j) const {
     const SimJob& job = engine_->job(j);
     const Seconds now = engine_->now(), end = job.start + job.plan, limit = job.spec->requested_time;
     if (end > now || job.start == now) return std::max(end, now);
-    if (limit > 0) return std::max(job.start + limit, now);
+    if (limit > 0 && job.start + limit > now) return job.start + limit;
     return now + (now - job.start);
   }
 

@@ -52,4 +52,6 @@ std::string normalize_gpu_type(std::string_view name) {
   return std::string(trimmed);
 }
 
+bool same_gpu_type(std::string_view a, std::string_view b) { return iequal(a, b); }
+
 }  // namespace rltune::trace

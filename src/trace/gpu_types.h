@@ -19,5 +19,8 @@ const std::vector<GpuType>& gpu_types();
 // Canonical name for `name` (case-insensitive, after trimming and dropping a "Tesla " or "NVIDIA " prefix).
 // Names not in the table are kept as written (trimmed): clusters may define their own types.
 std::string normalize_gpu_type(std::string_view name);
+// Whether two normalised names are one type: letter case aside, as for the table's names, so that a
+// cluster's own "H100" is the "h100" a trace asks for.
+bool same_gpu_type(std::string_view a, std::string_view b);
 
 }  // namespace rltune::trace
