@@ -542,6 +542,9 @@ json.dump(j, open(sys.argv[2], "w"))' "$TMP/run-config.json" "$TMP/run/config.js
   # Options that would do nothing: as simulate and evaluate refuse them.
   expect 2 "--mf-age-weight applies only to the multifactor policy" -- train --cluster helios --mf-age-weight 5 --out "$TMP/run-bad"
   expect 2 "--imitation-lr needs --imitate N" -- train --cluster helios --imitation-lr 0.01 --out "$TMP/run-bad"
+  # The baseline is a priority order, said as the flag: a list, or a policy that is not an order, is refused alike.
+  expect 2 "--baseline: unknown priority policy 'sjf,fcfs' \(known: fcfs, .*uni\)" -- train --cluster helios --baseline sjf,fcfs --out "$TMP/run-bad"
+  expect 2 "--baseline: unknown priority policy 'sjf-sampled' \(known: fcfs, .*uni\)" -- train --cluster helios --baseline sjf-sampled --out "$TMP/run-bad"
   expect 2 "no policy there" -- evaluate --model "$TMP/nowhere" --cluster helios
   expect 2 "fewer than a window.s 256" -- evaluate --model "$TMP/run" --cluster helios --sample-jobs 300 --window-len 256
   expect 2 "--split: later not in" -- evaluate --model "$TMP/run" --split later

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json_file.h"
+#include "policy/registry.h"
 #include "rl/rl_policy.h"
 #include "rl/torch/ppo_learner.h"
 #include "rl/trainer.h"
@@ -86,6 +87,11 @@ int run_train(TrainArgs& a) {
     trace = a.trace.load(cluster);
     if (static_cast<std::size_t>(o.env.window.length) > trace.jobs.size())  // the environment would say window.length
       throw InputError(fmt::format("--window-len {}: must be at most the trace's {} jobs", o.env.window.length, trace.jobs.size()));
+    try {  // the baseline orders the observed queue: a priority order, said as the flag before anything runs
+      (void)policy::make_priority(a.baseline, {});
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--baseline: {}", e.what()));
+    }
     o.env.baseline = a.baseline;
     o.env.score = rl::parse_score(a.score);
     o.env.profile = a.profile.profile(a.baseline);
