@@ -431,21 +431,20 @@ RunStart start_run(const fs::path& dir, const TrainOptions& o, Learner& learner,
         throw InputError(fmt::format("--resume: {}/{} is missing (the best epoch's model); the run cannot go on from model.pt alone", o.out, best));
     if (start.first_epoch > 0) {
       (void)load_policy((dir / "best.json").string());  // a damaged one would end the run with a model nothing can load
-      // policy.json is the policy model.pt holds (save_epoch writes both), or the next epoch's when a run
-      // was stopped between the two. It is written again; any other difference means one of the two was
-      // changed or damaged since (LibTorch does not check its archive's checksums), and the run cannot
-      // tell which to go on from.
-      const std::string policy = policy_file(learner.policy(), o.env, start.first_epoch).dump() + "\n";
-      const auto written = read_file((dir / "policy.json").string());
-      const auto epoch_of = [](const std::string& text) {
-        const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-        return j.is_object() && j.contains("epoch") && j["epoch"].is_number_integer() ? j["epoch"].get<long long>() : -1LL;
-      };
-      if (written && *written != policy && epoch_of(*written) != start.first_epoch + 1)
-        throw InputError(fmt::format("--resume: {}/model.pt does not hold the policy of {}/policy.json: one of them was changed or "
-                                     "damaged since epoch {} was saved; train into another --out",
-                                     o.out, o.out, start.first_epoch));
-      write_file((dir / "policy.json").string(), policy);
+      // policy.json holds the network model.pt holds (save_epoch writes both), or the next epoch's when a
+      // run was stopped between the two; a run of an older rltune may lack keys added since. It is
+      // written again. Another network means one of the two files was changed or damaged since (LibTorch
+      // does not check its archive's checksums), and the run cannot tell which to go on from.
+      const nlohmann::json policy = policy_file(learner.policy(), o.env, start.first_epoch);
+      if (const auto written = read_file((dir / "policy.json").string())) {
+        const nlohmann::json j = nlohmann::json::parse(*written, nullptr, /*allow_exceptions=*/false);
+        const bool next_epoch = j.is_object() && j.contains("epoch") && j["epoch"] == start.first_epoch + 1;
+        if (!next_epoch && !(j.is_object() && j.contains("network") && j["network"] == policy["network"]))
+          throw InputError(fmt::format("--resume: {}/model.pt does not hold the network of {}/policy.json: one of them was changed or "
+                                       "damaged since epoch {} was saved; train into another --out",
+                                       o.out, o.out, start.first_epoch));
+      }
+      write_file((dir / "policy.json").string(), policy.dump() + "\n");
     }
     spdlog::info("resuming {} at epoch {} of {}", o.out, start.first_epoch, o.epochs);
   } else {
