@@ -386,6 +386,8 @@ if [ -x "$(dirname "$RLTUNE")/rltune-train" ]; then
   # Given the run's own settings but no --epochs, too, it goes to the run's end, not the default 100.
   expect 0 "resuming .* at epoch 3 of 3" -- train --cluster helios --sample-jobs 3000 --window-len 64 --trajs 4 \
     --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --resume --out "$TMP/run"
+  expect 0 "resuming .* at epoch 3 of 3" -- train --cluster helios --sample-jobs 3000 --window-len 64 --trajs 4 \
+    --validation-windows 2 --pi-iters 5 --vf-iters 5 --quiet --resume --out "$TMP/run" --
   # A policy.json that model.pt does not hold (an edit, or a checkpoint damaged in place) is refused;
   # the next epoch's, left by a run stopped before its model.pt, is not.
   sed 's/"epoch":3/"epoch":4/' "$TMP/run-policy.json" > "$TMP/run/policy.json"

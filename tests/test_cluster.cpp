@@ -80,6 +80,8 @@ TEST(ClusterYaml, BadFilesGiveErrorsNamingTheKey) {
       {"---\nname: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\n--- # b\nname: y\n", {":5:", "second YAML document"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\n...\n\nname: y\n", {":6:", "second YAML document"}},
       {"name: x\npools:\n  - {name: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].name", "must not be empty"}},
+      {"name: x\npools:\n  - {name: a, gpu_type: H100, nodes: 1, gpus_per_node: 8}\n  - {name: b, gpu_type: h100, nodes: 1, gpus_per_node: 8}\n",
+       {"c.yaml:4", "pools[1].gpu_type", "'h100' is pool a's 'H100' in other letter case"}},
       {"name: x\npools:\n  - {name: a, gpu_type: \"\", nodes: 1, gpus_per_node: 8}\n", {"pools[0].gpu_type", "must not be empty"}},
       {"name: x\npools:\n  - {name: a, nodes: 1, gpus_per_node: 8}\nreference: {backfill_skips_after_start: maybe}\n",
        {"c.yaml:4", "reference.backfill_skips_after_start", "true or false"}},

@@ -143,6 +143,21 @@ TEST(DecisionPass, OverdueJobsAreReleasedAtTheirCorrectedEnds) {
   EXPECT_EQ(shadow_time(view, 6, 0, *placement), 295);
 }
 
+// Past its time limit, a job runs on in a replay and is expected to run as long again as it has; on a
+// live cluster (the Slurm advisor), which kills it there, it is expected at once.
+TEST(DecisionPass, AJobPastItsLimitIsExpectedAtOnceOnlyWhereItIsKilled) {
+  const auto cluster = testing::cluster_from("pools: [{name: a, nodes: 1, gpus_per_node: 8}]");
+  trace::JobSpec overrun = job("a", 0, 50, 2);
+  overrun.requested_time = 50;
+  const std::vector<trace::JobSpec> specs = {overrun, job("w", 90, 10, 8)};
+  const sim::Engine::Running running[] = {{0, {0, {{0, 2}}}, 0}};
+  for (const bool killed : {false, true}) {
+    sim::Engine engine(cluster, specs, {.runtime = sim::RuntimeKnowledge::requested, .killed_at_limit = killed});
+    engine.resume(100, running);
+    EXPECT_EQ(sim::View(engine).expected_end(0), killed ? 100 : 200) << killed;
+  }
+}
+
 TEST(DecisionPass, ClosesOnceNoQueuedJobCouldBackfill) {
   const auto cluster = testing::cluster_from("pools: [{name: a, nodes: 1, gpus_per_node: 8}]");
   // At t=100, x holds 6 GPUs until 300; w (4 GPUs) blocks and reserves 300. Of the 2 free GPUs, "long"

@@ -99,6 +99,14 @@ TEST(Metrics, FragmentationIsOverTheSpanOfTheMeasuredJobs) {
   EXPECT_EQ(s.jobs_total, 1u);
   EXPECT_DOUBLE_EQ(s.makespan_s, 50);
   EXPECT_DOUBLE_EQ(s.avg_fragmentation, 0.5);
+  // A window whose one job ends where it was submitted, before time moved on, has an empty span: it
+  // does not weigh in the aggregate.
+  const std::vector<trace::JobSpec> zero_jobs = {job("w", 0, 1000, 4), job("z", 1000, 0, 2)};
+  sim::Engine zero_engine(two, zero_jobs);
+  auto zero_scheduler = policy::make_profile(testing::profile("fcfs"));
+  const RunMetrics zero = run_and_measure(zero_engine, *zero_scheduler, "1:1", 1);
+  EXPECT_EQ(zero.observed_to - zero.observed_from, 0);
+  EXPECT_DOUBLE_EQ(summarize(std::vector<const RunMetrics*>{&zero, &warm}).avg_fragmentation, 0.5);
   // No measured job ran: no span, no fragmentation.
   EXPECT_DOUBLE_EQ(summarize(testing::simulate(cluster, {job("c", 0, 5, 8)}, testing::profile("fcfs")).run).avg_fragmentation, 0);
 }

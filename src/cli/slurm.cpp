@@ -71,6 +71,7 @@ int run_slurm(const SlurmArgs& a, bool placement_given) {
   slurm::AdvisorOptions options;
   options.profile = a.profile.profile(a.policy);
   options.engine = a.profile.engine();
+  options.engine.killed_at_limit = true;  // Slurm kills a job at its time limit
   // The advisor reads pending and running jobs only: a predictor would have no finished job to learn
   // from and would answer with time limits, or a guess where there is none.
   if (sim::is_predicted(options.engine.runtime))

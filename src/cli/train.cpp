@@ -201,7 +201,8 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
     return list.is_array() && std::all_of(list.begin(), list.end(), [](const nlohmann::json& a) { return a.is_string(); });
   };
   if (other_settings || !stored.contains("arguments") || !strings(stored["arguments"])) {  // train says what is wrong
-    command_line.insert(command_line.end(), restored.begin(), restored.end());
+    // Right after "train": at the end it could follow a "--".
+    command_line.insert(command_line.begin() + static_cast<std::ptrdiff_t>(first), restored.begin(), restored.end());
     return command_line;
   }
   std::vector<std::string> args(command_line.begin(), command_line.begin() + static_cast<std::ptrdiff_t>(first));
@@ -219,7 +220,8 @@ std::vector<std::string> resumed_train_arguments(std::vector<std::string> comman
       if (!replaced && is_option(original, i, flag, span)) replaced = overridden(flag);
     if (!replaced) {
       span = 1;
-      if (original[i] != "--resume" && original[i] != "--quiet") args.push_back(original[i]);
+      // "--" ends the options: train takes no other arguments, so a stored one would only hide those added here.
+      if (original[i] != "--resume" && original[i] != "--quiet" && original[i] != "--") args.push_back(original[i]);
     }
   }
   args.insert(args.end(), restored.begin(), restored.end());

@@ -161,6 +161,11 @@ ClusterSpec parse_cluster(const std::string& yaml, const std::string& source) {
     // '|' separates a job's alternative types; a pool of "V100|T4" would match no job.
     if (pool.gpu_type.find('|') != std::string::npos)
       ctx.fail(p["gpu_type"], path + ".gpu_type", "names one GPU type ('|' lists a job's alternatives); make a pool per type");
+    for (const PoolSpec& other : spec.pools)  // types match in any case: two spellings would be one type, counted as two
+      if (other.gpu_type != pool.gpu_type && trace::same_gpu_type(other.gpu_type, pool.gpu_type))
+        ctx.fail(p["gpu_type"], path + ".gpu_type",
+                 fmt::format("'{}' is pool {}'s '{}' in other letter case: write one type the same way", pool.gpu_type, other.name,
+                             other.gpu_type));
     pool.nodes = static_cast<int>(ctx.integer(p["nodes"], path + ".nodes", 1, kMaxNodes));
     pool.gpus_per_node = static_cast<int>(ctx.integer(p["gpus_per_node"], path + ".gpus_per_node", 1, kMaxGpusPerNode));
     if (p["cpus_per_node"]) pool.cpus_per_node = static_cast<int>(ctx.integer(p["cpus_per_node"], path + ".cpus_per_node", 1, kMaxCpusPerNode));

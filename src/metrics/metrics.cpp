@@ -34,6 +34,10 @@ class Recorder final : public sim::Observer {
   // The integral so far runs to this end (completions come after the advance to their time).
   void on_finish(Seconds t, JobIndex job) override {
     if (job < first_measured_) return;
+    if (!seen_) {  // a job that ends where it was submitted, before time moved: an empty span so far
+      from_ = t;
+      seen_ = true;
+    }
     out_.observed_from = from_;
     out_.observed_to = t;
     out_.partial_node_seconds = partial_;

@@ -146,6 +146,10 @@ struct EngineOptions {
   // Backfilling plans with the jobs' time limits (Slurm's backfill does), whatever `runtime` estimates
   // for the priorities; a job without a time limit is planned with its estimate.
   bool backfill_on_limits = false;
+  // A live cluster (the Slurm advisor): a job past its time limit is about to be killed, so it is
+  // expected to end at once. In a replay it runs on (rltune never kills) and is expected to run as long
+  // again as it has (View::expected_end).
+  bool killed_at_limit = false;
 };
 // The numeric engine options, for flags, experiment YAML and config.json.
 std::span<const NumberSetting<EngineOptions>> engine_settings();

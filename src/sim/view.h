@@ -68,12 +68,13 @@ class View {
   // time limit while that is ahead (Tsafrir, Etsion and Feitelson's prediction correction), else after
   // running as long again as it has so far. Backfilling re-plans with that new estimate. (Expected at
   // once past its limit, as if killed there, a job that runs on would hold every reservation at `now`
-  // and stop backfilling for as long as it overruns.)
+  // and stop backfilling for as long as it overruns.) On a live cluster that kills it there
+  // (EngineOptions::killed_at_limit), it is expected at once.
   Seconds expected_end(JobIndex j) const {
     const SimJob& job = engine_->job(j);
     const Seconds now = engine_->now(), end = job.start + job.plan, limit = job.spec->requested_time;
     if (end > now || job.start == now) return std::max(end, now);
-    if (limit > 0 && job.start + limit > now) return job.start + limit;
+    if (limit > 0 && (job.start + limit > now || engine_->options().killed_at_limit)) return std::max(job.start + limit, now);
     return now + (now - job.start);
   }
 

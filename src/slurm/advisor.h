@@ -46,7 +46,8 @@ void add_pin(Pins& pins, long long job, std::vector<std::string> nodes);
 
 struct AdvisorOptions {
   policy::ProfileOptions profile;       // priority policy, placement, blocking, backfill
-  sim::EngineOptions engine{.runtime = sim::RuntimeKnowledge::requested};  // estimates = time limits
+  // Estimates = time limits, where Slurm kills a job (after its grace time).
+  sim::EngineOptions engine{.runtime = sim::RuntimeKnowledge::requested, .killed_at_limit = true};
   bool placement = false;               // also choose nodes for the jobs that can start now
   std::string partition;                // "" = every partition
   long long priority_base = 100000;
